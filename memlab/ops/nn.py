@@ -187,7 +187,8 @@ class ConvWeightGrad(Op):
 
     def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         x, g = inputs
-        np.einsum("...k,...->k", _windows(x, node.attrs["k"]), g, out=out)
+        k, n = node.attrs["k"], x.shape[-1]
+        np.einsum("bik,bi->k", _windows(x, k).reshape(-1, n, k), g.reshape(-1, n), out=out)
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         x, g = node.inputs

@@ -1,0 +1,16 @@
+"""Pictures and widgets for the lessons, on top of the algorithms.
+
+Nothing in the algorithm modules imports this package: graphs are drawn with
+Graphviz (:mod:`.graphs`), curves and Gantt charts with matplotlib
+(:mod:`.plots`), and slide steppers are ipywidgets (:mod:`.stepper`).
+One palette (:data:`PALETTE`) colours storages in every lesson:
+same colour = same memory, as in the CSE599G1 figures.
+"""
+from .palette import PALETTE, color
+from .render import to_svg, setup
+from .graphs import draw_graph
+from .plots import memory_plot, gantt, memory_bars
+from .stepper import Frame, Stepper
+
+__all__ = ["PALETTE", "color", "to_svg", "setup", "draw_graph", "memory_plot", "gantt",
+           "memory_bars", "Frame", "Stepper"]

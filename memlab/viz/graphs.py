@@ -1,0 +1,66 @@
+"""Graphviz drawings of computational graphs, coloured by storage.
+
+Forward flows top to bottom (lecture 7, p.10); nodes of the same colour share
+one piece of memory (p.11 "same color represent same piece of memory").
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import graphviz
+
+from ..graph import Node, _as_list, topo_order
+from ..ops import CONSTANT, PLACEHOLDER
+from .palette import LEAF, color
+
+
+def _label(n: Node, show_shapes: bool, value: str | None) -> str:
+    if n.is_leaf or n.name == n.op.name:
+        text = n.name
+    elif n.name == f"{n.op.name}_{n.id}":  # an automatic name: the op says it all
+        text = n.op.name
+    else:
+        text = f"{n.name} = {n.op.name}"
+    if show_shapes and n.shape:
+        text += "\n" + "×".join(map(str, n.shape))
+    if value is not None:
+        text += f"\n= {value}"
+    return text
+
+
+def draw_graph(outputs: Node | Iterable[Node], storage: Mapping[Node, int] | None = None,
+               highlight: Iterable[Node] = (), done: Iterable[Node] = (),
+               values: Mapping[Node, str] | None = None, show_shapes: bool = False,
+               rankdir: str = "TB", title: str | None = None, size: str | None = None) -> graphviz.Digraph:
+    """A Graphviz picture of the graph behind ``outputs``.
+
+    ``storage`` maps nodes to storage ids (drawn as fill colours and a
+    ``#id`` tag); ``highlight`` gets a thick border (the node running now);
+    ``done`` nodes have solid edges to them, others dashed (p.22's "operation
+    completed" / "not completed"); ``values`` adds a value under a node.
+    """
+    outs = _as_list(outputs)
+    order = topo_order(outs)
+    hi, dn = set(highlight), set(done)
+    storage = storage or {}
+    values = values or {}
+    g = graphviz.Digraph(graph_attr={"rankdir": rankdir, "bgcolor": "transparent", "fontname": "Helvetica",
+                                     "nodesep": "0.25", "ranksep": "0.3", **({"size": size} if size else {})},
+                         node_attr={"fontname": "Helvetica", "fontsize": "11", "style": "filled",
+                                    "height": "0.3", "margin": "0.06,0.03"},
+                         edge_attr={"arrowsize": "0.6"})
+    if title:
+        g.attr(label=title, labelloc="t", fontsize="13")
+    for n in order:
+        leaf = n.is_leaf
+        sid = storage.get(n)
+        fill = color(sid) if sid is not None else (LEAF if leaf else "#ffffff")
+        label = _label(n, show_shapes, values.get(n))
+        if sid is not None:
+            label += f"\n#{sid}"
+        g.node(str(n.id), label, shape="ellipse" if leaf else "box", fillcolor=fill,
+               penwidth="3" if n in hi else "1", color="#c0392b" if n in hi else "#333333")
+        for x in n.inputs:
+            style = "solid" if (not dn or n in dn) else "dashed"
+            g.edge(str(x.id), str(n.id), style=style)
+    return g

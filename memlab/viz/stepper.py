@@ -1,0 +1,70 @@
+"""The slide stepper: Play + slider + Output, stepping through precomputed frames.
+
+Frames are computed up front from an algorithm's own trace (for example a
+plan's ``steps``), so the widget only displays (LESSONS.md "Steppers").
+The Play button and the slider are tied with ``widgets.link`` (not
+``jslink``), so stepping also works headless and in tests.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import ipywidgets as widgets
+from IPython.display import HTML
+
+from .render import to_svg
+
+
+@dataclass
+class Frame:
+    """One slide step: a picture (SVG text, a Graphviz graph or a figure) and a caption."""
+
+    picture: Any
+    caption: str
+
+    def html(self) -> str:
+        """The frame as HTML: caption above the picture."""
+        pic = to_svg(self.picture) if self.picture is not None else ""
+        return (f'<div class="memlab-frame"><p class="memlab-caption"><b>{html.escape(self.caption)}</b></p>'
+                f"{pic}</div>")
+
+
+class Stepper(widgets.VBox):
+    """Step through ``frames`` with a Play button and a slider; an Output shows the current one."""
+
+    def __init__(self, frames: Sequence[Frame], interval_ms: int = 1200, title: str | None = None) -> None:
+        if not frames:
+            raise ValueError("a Stepper needs at least one frame")
+        self.frames = list(frames)
+        self._html = [f.html() for f in self.frames]  # rendered once, up front
+        last = len(self.frames) - 1
+        self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval_ms,
+                                 description="Play")
+        self.slider = widgets.IntSlider(value=0, min=0, max=last, step=1, description="step",
+                                        continuous_update=True)
+        self.link = widgets.link((self.play, "value"), (self.slider, "value"))
+        self.out = widgets.Output(layout=widgets.Layout(min_height="120px"))
+        self.slider.observe(self._on_change, names="value")
+        header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
+        super().__init__(header + [widgets.HBox([self.play, self.slider]), self.out])
+        self.show(0)
+
+    @property
+    def caption(self) -> str:
+        """Caption of the frame on display."""
+        return self.frames[self.slider.value].caption
+
+    def _on_change(self, change: dict) -> None:
+        self.show(change["new"])
+
+    def show(self, i: int) -> None:
+        """Display frame ``i`` in the Output (works with or without a kernel)."""
+        self.out.outputs = ()
+        self.out.append_display_data(HTML(self._html[i]))
+
+    def shown_html(self) -> str:
+        """The HTML currently in the Output (for tests)."""
+        outs = self.out.outputs
+        return outs[-1]["data"]["text/html"] if outs else ""

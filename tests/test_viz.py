@@ -1,0 +1,32 @@
+"""Drawings and the slide stepper, headless."""
+from __future__ import annotations
+
+import memlab as ml
+from memlab import viz
+
+
+def test_draw_graph_colours_nodes_by_storage():
+    a, b = ml.placeholder("a"), ml.placeholder("b")
+    m = a * b
+    y = ml.exp(m + 3)
+    svg = viz.to_svg(viz.draw_graph(y, storage={m: 0, y: 0}))
+    assert svg.startswith("<svg") and svg.count(viz.color(0)) == 2
+    assert "<?xml" not in svg
+
+
+def test_stepper_moves_and_shows_each_caption_headless():
+    frames = [viz.Frame(f"<svg><text>{i}</text></svg>", f"step {i}") for i in range(4)]
+    s = viz.Stepper(frames)
+    seen = []
+    for i in range(4):
+        s.slider.value = i
+        seen.append(s.shown_html())
+        assert f"step {i}" in s.shown_html() and s.caption == f"step {i}"
+    assert len(set(seen)) == 4
+    s.play.value = 1  # the Play button drives the slider through widgets.link
+    assert s.slider.value == 1 and "step 1" in s.shown_html()
+
+
+def test_memory_plot_marks_the_peak():
+    svg = viz.to_svg(viz.memory_plot([1, 4, 2]))
+    assert "peak 4" in svg
