@@ -55,7 +55,7 @@ def brute_force_stats(tree: Tree, max_nodes: int = MAX_BRUTE_NODES) -> BruteForc
     if n > max_nodes:
         raise TreeError(f"brute_force: the tree has {n} nodes, above the limit of "
                         f"{max_nodes} (the search is exponential); use optimal_traversal")
-    f, m, parent = tree.f, tree.m, tree.parent
+    f, m = tree.f, tree.m
     need = [0] * n
     for i in range(n):
         for c in tree.children[i]:
@@ -92,7 +92,6 @@ def brute_force_stats(tree: Tree, max_nodes: int = MAX_BRUTE_NODES) -> BruteForc
         order.append(i)
         mask = prev
     order.reverse()
-    _ = parent
     return BruteForceResult(order, best, states)
 
 
