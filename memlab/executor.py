@@ -84,15 +84,36 @@ class Executor:
     ``Executor(outputs).run(feed)`` is the naive executor: one fresh array per
     intermediate, never reused. After a run, ``stats`` holds the bytes
     allocated for intermediates, the peak held, and one :class:`Step` per op.
+
+    ``Executor(outputs, plan=plan)`` computes inside a static memory plan
+    (tags or offsets, p.17-22): one arena, every op writing into its view
+    (:class:`memlab.arena.ArenaRunner`). ``Executor(outputs, memory="pool")``
+    allocates from a caching pool node by node and frees after last use
+    (p.14-16, :class:`memlab.arena.PoolRunner`).
     """
 
-    def __init__(self, outputs: Node | Iterable[Node]) -> None:
+    def __init__(self, outputs: Node | Iterable[Node], plan: Any = None, memory: str = "naive") -> None:
         self.outputs = _as_list(outputs)
-        self.order = topo_order(self.outputs)
         self.stats = RunStats()
+        self.runner: Any = None
+        if memory not in ("naive", "pool"):
+            raise MemlabError(f"memory must be 'naive' or 'pool', got {memory!r}")
+        if plan is not None:
+            from .arena import ArenaRunner
+            self.runner = ArenaRunner(self.outputs, plan)
+            self.order = self.runner.order
+        else:
+            self.order = topo_order(self.outputs)
+            if memory == "pool":
+                from .arena import PoolRunner
+                self.runner = PoolRunner(self.outputs, self.order)
 
     def run(self, feed: Mapping[Any, Any] | None = None) -> list[np.ndarray]:
         """Compute every output; returns their values in order."""
+        if self.runner is not None:
+            result = self.runner.run(feed)
+            self.stats = self.runner.stats
+            return result
         values: dict[Node, np.ndarray] = check_feed(self.order, feed or {})
         stats = RunStats()
         for node in self.order:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from .treebase import Tree
 
-__all__ = ["optimal_traversal", "segments"]
+__all__ = ["optimal_traversal", "segments", "subtree_optimal_peaks"]
 
 
 def _push(stack: list[list], s: list, nxt: list[int]) -> None:
@@ -47,16 +47,24 @@ def _push(stack: list[list], s: list, nxt: list[int]) -> None:
     stack.append([a, d, head, tail])
 
 
-def _segment_lists(tree: Tree) -> tuple[list[list], list[int]]:
+def _segment_lists(tree: Tree, peaks: list[float] | None = None) -> tuple[list[list], list[int]]:
     n = tree.n
-    f, m, children = tree.f, tree.m, tree.children
+    f, m, children, parent = tree.f, tree.m, tree.children, tree.parent
     nxt = [-1] * n
+    fin = [0.0] * n  # sum of the children's outputs
+    for i in range(n):
+        if parent[i] >= 0:
+            fin[parent[i]] += f[i]
     segs: list[list[list] | None] = [None] * n
     for v in tree.bottom_up():
         kids = children[v]
-        if not kids:
-            stack: list[list] = []
-        elif len(kids) == 1:
+        if not kids:  # a leaf is one segment: rise m + f, residual f
+            stack = [[m[v] + f[v], f[v], v, v]]
+            segs[v] = stack
+            if peaks is not None:
+                peaks[v] = m[v] + f[v]
+            continue
+        if len(kids) == 1:
             stack = segs[kids[0]]  # type: ignore[assignment]
             segs[kids[0]] = None
         else:
@@ -64,16 +72,28 @@ def _segment_lists(tree: Tree) -> tuple[list[list], list[int]]:
             for c in kids:
                 merged.extend(segs[c])  # type: ignore[arg-type]
                 segs[c] = None
-            merged.sort(key=lambda s: s[1] - s[0])  # non-increasing a - d, stable
+            merged.sort(key=_key)  # non-increasing a - d, stable
             stack = []
-            for s in merged:
-                _push(stack, s, nxt)
-        fin = sum(f[c] for c in kids)
-        _push(stack, [m[v] + f[v], f[v] - fin, v, v], nxt)
+            for seg in merged:
+                _push(stack, seg, nxt)
+        _push(stack, [m[v] + f[v], f[v] - fin[v], v, v], nxt)
         segs[v] = stack
+        if peaks is not None:
+            peaks[v] = stack[0][0]  # hills strictly decrease: the first is the peak
     root_segs = segs[tree.root]
     assert root_segs is not None
     return root_segs, nxt
+
+
+def _key(seg: list) -> float:
+    return seg[1] - seg[0]
+
+
+def subtree_optimal_peaks(tree: Tree) -> list[float]:
+    """Minimum peak of every subtree, from one bottom-up pass of Liu's 1987 algorithm."""
+    peaks = [0.0] * tree.n
+    _segment_lists(tree, peaks)
+    return peaks
 
 
 def segments(tree: Tree) -> list[tuple[float, float]]:

@@ -88,7 +88,9 @@ def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
     P = [0.0] * tree.n
     children: list[list[int]] = [[] for _ in range(tree.n)]
     for v in tree.bottom_up():
-        kids = sorted(tree.children[v], key=lambda c: f[c] - P[c])  # stable
+        kids = tree.children[v]
+        if len(kids) > 1:
+            kids = sorted(kids, key=lambda c: f[c] - P[c])  # stable
         children[v] = kids
         P[v] = _combine(tree, v, kids, P)
     return children, P

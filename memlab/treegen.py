@@ -104,7 +104,8 @@ def postorder_counterexample(b: int, K: int, M: float, eps: float) -> Tree:
     Needs b >= 2, K >= 1, M > eps > 0 and b*eps <= M: if eps > M/b the
     "optimal" formula would exceed the post-order one, which is impossible
     (the best traversal is never worse than the best post-order).
-    The tree has N_K = 1 + b(1 + N_{K-1}) nodes, N_0 = 2 (b^K growth).
+    The tree has N_K = 1 + b(1 + N_{K-1}) nodes, N_0 = 2 (b^K growth). As
+    eps -> 0 the ratio BPO_K / BT_K tends to 1 + K(b-1)/b, above K once b > K.
     """
     _check_family(b, K, M, eps)
     parent: list[int] = []

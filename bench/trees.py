@@ -1,0 +1,73 @@
+"""Benchmark of the tree traversal algorithms (seed 002, "Tree-shaped task graphs").
+
+Prints two tables:
+
+1. time of Liu's optimal traversal (1987, hill-valley merging) and of the
+   best post-order (1986) on random recursive trees, deep trees (parent among
+   the 3 previous nodes) and assembly trees of 2-D grid Laplacians (nested
+   dissection, no amalgamation) of about 1e3, 1e4 and 1e5 nodes;
+2. brute-force search over sets of processed nodes against Liu, on growing
+   random trees, until the search gets too slow.
+
+Run: ``python bench/trees.py`` (``--quick`` skips the 1e5 sizes).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+from memlab.assembly import grid_assembly_tree
+from memlab.liu import optimal_traversal
+from memlab.postorder import best_postorder
+from memlab.treebase import Tree
+from memlab.treegen import random_tree
+from memlab.trees import brute_force_stats
+
+
+def timed(fn: Callable, *args, repeat: int = 3) -> tuple[float, object]:
+    """Best wall time of ``repeat`` calls, and the last result."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn(*args)
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def make(family: str, size: int) -> Tree:
+    """A tree of the family with about ``size`` nodes."""
+    if family == "assembly-2d-nd":
+        side = int(round(size ** 0.5))
+        return grid_assembly_tree((side, side), "nd", amalgamate=False)
+    return random_tree(size, family, seed=size, f_range=(1, 100), m_range=(0, 100))
+
+
+def main(quick: bool = False) -> None:
+    """Print both tables."""
+    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+    print(f"{'family':<16}{'nodes':>8}{'depth':>8}{'Liu 1987 s':>12}{'best PO s':>11}"
+          f"{'optimal':>12}{'best PO':>12}{'PO/opt':>8}")
+    for family in ("recursive", "deep", "assembly-2d-nd"):
+        for size in sizes:
+            tree = make(family, size)
+            rep = 1 if tree.n >= 50_000 else 3
+            t_liu, (_, opt) = timed(optimal_traversal, tree, repeat=rep)
+            t_po, (_, bpo) = timed(best_postorder, tree, repeat=rep)
+            print(f"{family:<16}{tree.n:>8}{tree.depth():>8}{t_liu:>12.3f}{t_po:>11.3f}"
+                  f"{opt:>12.0f}{bpo:>12.0f}{bpo / opt:>8.3f}")
+    print()
+    print("brute force vs Liu (random recursive trees, sizes 1..100)")
+    print(f"{'nodes':>6}{'states':>10}{'brute s':>10}{'Liu s':>10}{'equal':>7}")
+    for n in range(6, 61, 3):
+        tree = random_tree(n, "recursive", seed=n, f_range=(1, 100), m_range=(0, 100))
+        t_bf, res = timed(brute_force_stats, tree, 64, repeat=1)
+        t_liu, (_, opt) = timed(optimal_traversal, tree)
+        print(f"{n:>6}{res.states:>10}{t_bf:>10.3f}{t_liu:>10.5f}{str(abs(res[1] - opt) < 1e-9):>7}")
+        if t_bf > 3:
+            print(f"(stopping: brute force took {t_bf:.1f} s at {n} nodes)")
+            break
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)
