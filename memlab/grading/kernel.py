@@ -1,0 +1,245 @@
+"""A Jupyter kernel that survives what student code does to it.
+
+:class:`Kernel` runs code in an IPython kernel started with **this** interpreter
+(``sys.executable``): it writes a private kernel spec whose ``argv[0]`` is ``sys.executable`` (in a
+temporary directory, removed on shutdown), so grading uses the same environment as the ``memlab``
+command, whatever ``python3`` kernel spec is installed; after start it checks the kernel's
+``sys.executable``.  Each :meth:`Kernel.execute` has a time limit; on time-out the kernel is
+interrupted (SIGINT), and if it does not stop within a grace period it is restarted.  A kernel that
+dies (``os._exit``, a crash) is noticed within a fraction of a second.  Captured text output is
+truncated to a limit, so a cell printing megabytes does not flood the grader.
+
+It speaks to the kernel with :mod:`jupyter_client` directly (rather than through nbclient's
+notebook loop) to control these cases exactly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from jupyter_client import KernelManager
+from jupyter_client.kernelspec import KernelSpecManager
+
+from ..errors import GradingError
+
+KERNEL_NAME = "memlab-grader-python"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+@dataclass
+class Execution:
+    """The outcome of one :meth:`Kernel.execute`."""
+    status: str                 # "ok", "error", "timeout" or "dead"
+    text: str = ""              # stdout, stderr, results and error text, truncated
+    ename: str = ""
+    evalue: str = ""
+    truncated: int = 0          # characters of output dropped
+    data: list[dict] = field(default_factory=list)   # display_data bundles with a memlab mime type
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class _Capture:
+    def __init__(self, limit: int):
+        self.limit, self.parts, self.size, self.dropped = limit, [], 0, 0
+
+    def add(self, text: str) -> None:
+        room = self.limit - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+
+    def text(self) -> str:
+        s = "".join(self.parts)
+        if self.dropped:
+            s += f"\n... [output truncated: {self.dropped} more characters]\n"
+        return s
+
+
+class Kernel:
+    """One IPython kernel of ``sys.executable``, restartable.  Use as a context manager."""
+
+    def __init__(self, cwd: str | os.PathLike | None = None, startup_timeout: float = 60.0,
+                 env: dict | None = None, data_mime: str = "application/vnd.memlab+json"):
+        self.cwd = str(cwd) if cwd is not None else None
+        self.startup_timeout = startup_timeout
+        self.env = dict(os.environ if env is None else env)
+        self.env.setdefault("MPLBACKEND", "Agg")
+        self.env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+        self.data_mime = data_mime
+        self.restarts = 0
+        self.km: KernelManager | None = None
+        self.kc = None
+        self._specdir: str | None = None
+
+    # -------------------------------------------------------------------------------- lifecycle
+    def _spec_manager(self) -> KernelSpecManager:
+        if self._specdir is None:
+            self._specdir = tempfile.mkdtemp(prefix="memlab-kernel-")
+            d = os.path.join(self._specdir, KERNEL_NAME)
+            os.mkdir(d)
+            spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                             "--HistoryManager.hist_file=:memory:"],
+                    "display_name": "memlab grader (Python)", "language": "python",
+                    "interrupt_mode": "signal"}
+            with open(os.path.join(d, "kernel.json"), "w") as f:
+                json.dump(spec, f)
+        return KernelSpecManager(kernel_dirs=[self._specdir])
+
+    def start(self) -> None:
+        self.km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=self._spec_manager())
+        try:
+            # The kernel's own stdout/stderr (fd 1 and 2, e.g. C code printing) go nowhere.
+            self.km.start_kernel(cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+            self.kc = self.km.client()
+            self.kc.allow_stdin = False
+            self.kc.start_channels()
+            self.kc.wait_for_ready(timeout=self.startup_timeout)
+        except Exception as e:  # noqa: BLE001  (any start failure is a grading failure)
+            self._stop()
+            raise GradingError(f"cannot start a Python kernel ({sys.executable} -m ipykernel_launcher): "
+                               f"{e}; is ipykernel installed in this environment?") from None
+        r = self.execute("import sys as _s; print(_s.executable); del _s", timeout=30, silent=True)
+        exe = r.text.strip()
+        if not r.ok or os.path.realpath(exe) != os.path.realpath(sys.executable):
+            self._stop()
+            raise GradingError(f"the grading kernel runs {exe!r}, not this interpreter {sys.executable!r}")
+
+    def _stop(self) -> None:
+        if self.kc is not None:
+            try:
+                self.kc.stop_channels()
+            except Exception:  # noqa: BLE001
+                pass
+            self.kc = None
+        if self.km is not None:
+            try:
+                self.km.shutdown_kernel(now=True)
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                self.km.cleanup_resources()
+            except Exception:  # noqa: BLE001
+                pass
+            self.km = None
+
+    def restart(self) -> None:
+        self._stop()
+        self.restarts += 1
+        self.start()
+
+    def shutdown(self) -> None:
+        self._stop()
+        if self._specdir is not None:
+            shutil.rmtree(self._specdir, ignore_errors=True)
+            self._specdir = None
+
+    def __enter__(self) -> "Kernel":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    def alive(self) -> bool:
+        try:
+            return self.km is not None and self.km.is_alive()
+        except Exception:  # noqa: BLE001
+            return False
+
+    # -------------------------------------------------------------------------------- execution
+    def execute(self, code: str, timeout: float, max_output: int = 20_000, grace: float = 3.0,
+                silent: bool = False) -> Execution:
+        """Run *code*; never raises for what the code does.
+
+        Status ``"timeout"``: the time limit passed; the kernel was interrupted, or, if it did not
+        stop within *grace* seconds, it is left busy and :attr:`needs_restart` says so.
+        Status ``"dead"``: the kernel process ended.  After either, call :meth:`restart` if
+        :attr:`needs_restart`.
+        """
+        assert self.kc is not None and self.km is not None
+        t0 = time.monotonic()
+        cap = _Capture(max_output)
+        res = Execution("ok")
+        self.needs_restart = False
+        msg_id = self.kc.execute(code, silent=False, store_history=not silent, allow_stdin=False,
+                                 stop_on_error=False)
+        deadline, interrupted_at, last_alive_check = t0 + timeout, None, t0
+        status = None
+        while True:
+            now = time.monotonic()
+            if now - last_alive_check > 0.3:
+                last_alive_check = now
+                if not self.alive():
+                    res.status, self.needs_restart = "dead", True
+                    break
+            if interrupted_at is None and now > deadline:
+                try:
+                    self.km.interrupt_kernel()
+                except Exception:  # noqa: BLE001
+                    pass
+                interrupted_at = now
+            if interrupted_at is not None and now > interrupted_at + grace:
+                res.status, self.needs_restart = "timeout", True
+                break
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0.1)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                cap.add(content.get("text", ""))
+            elif kind == "error":
+                res.ename, res.evalue = content.get("ename", ""), content.get("evalue", "")
+                cap.add(strip_ansi("\n".join(content.get("traceback", []))) + "\n")
+            elif kind in ("display_data", "execute_result"):
+                data = content.get("data", {})
+                if self.data_mime in data:
+                    if len(res.data) < 100:
+                        res.data.append(data[self.data_mime])
+                elif "text/plain" in data:
+                    cap.add(str(data["text/plain"]) + "\n")
+            elif kind == "status" and content.get("execution_state") == "idle":
+                break
+        if res.status == "ok":
+            status = self._reply_status(msg_id)
+            if status is None:
+                status = "error" if res.ename else "ok"
+            res.status = status
+            if interrupted_at is not None:
+                res.status = "timeout"
+        res.text, res.truncated = cap.text(), cap.dropped
+        res.seconds = time.monotonic() - t0
+        return res
+
+    def _reply_status(self, msg_id: str) -> str | None:
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            try:
+                msg = self.kc.get_shell_msg(timeout=0.2)
+            except queue.Empty:
+                if not self.alive():
+                    return None
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg["content"].get("status")
+        return None

@@ -1,0 +1,112 @@
+"""What grading a notebook found: per test cell, per question, in total; Gradescope's results.json."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _num(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else round(float(x), 4)
+
+
+@dataclass
+class TestResult:
+    """One tests cell of the solution, run against the student's notebook."""
+    id: str
+    question: str
+    title: str
+    max_score: float
+    score: float = 0.0
+    status: str = "not run"     # passed, failed, error in hidden tests, timeout, kernel died, not run
+    output: str = ""            # feedback for the student (hidden test code is never shown)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def name(self) -> str:
+        return f"{self.question}: {self.title}" if self.title else self.id
+
+
+@dataclass
+class QuestionResult:
+    id: str
+    title: str
+    max_score: float
+    score: float = 0.0
+    tests: list[TestResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # e.g. "answer cell q1 raised NameError: ..."
+
+
+@dataclass
+class CellRun:
+    """One student cell as the grader ran it."""
+    index: int                  # position in the student's notebook
+    kind: str                   # "answer", "code"
+    id: str | None
+    status: str                 # ok, error, timeout, dead
+    error: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Result:
+    """The grade of one notebook.  ``questions`` maps question id to its result, in solution order."""
+    notebook: Path
+    solution: Path | None
+    assignment: str
+    score: float
+    max_score: float
+    questions: dict[str, QuestionResult]
+    tests: list[TestResult]
+    cells: list[CellRun]
+    kernel_restarts: int
+    execution_time: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def full_marks(self) -> bool:
+        return self.score == self.max_score
+
+    def table(self) -> str:
+        """A plain-text score table, one line per test cell, then the total."""
+        rows = [(t.question, t.title or t.id, f"{_num(t.score)}/{_num(t.max_score)}", t.status)
+                for t in self.tests]
+        head = ("question", "test", "score", "status")
+        w = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(3)]
+        fmt = f"{{:<{w[0]}}}  {{:<{w[1]}}}  {{:>{w[2]}}}  {{}}"
+        lines = [f"{self.notebook} (assignment {self.assignment})", fmt.format(*head),
+                 fmt.format("-" * w[0], "-" * w[1], "-" * w[2], "------")]
+        lines += [fmt.format(*r) for r in rows]
+        lines.append(fmt.format("total", "", f"{_num(self.score)}/{_num(self.max_score)}", ""))
+        return "\n".join(lines)
+
+    def feedback(self) -> str:
+        """The table, then each failed test's feedback and the grader's notes."""
+        parts = [self.table()]
+        for t in self.tests:
+            if not t.passed and t.output.strip():
+                parts.append(f"--- {t.name} ({t.status})\n{t.output.rstrip()}")
+        if self.notes:
+            parts.append("--- notes\n" + "\n".join(self.notes))
+        return "\n\n".join(parts)
+
+    def to_gradescope(self) -> dict:
+        """Gradescope's results.json as a dict."""
+        return {
+            "score": _num(self.score),
+            "max_score": _num(self.max_score),
+            "execution_time": round(self.execution_time, 2),
+            "output": self.table() + ("\n\n" + "\n".join(self.notes) if self.notes else ""),
+            "tests": [{"name": t.name, "score": _num(t.score), "max_score": _num(t.max_score),
+                       "output": t.output, "visibility": "visible",
+                       "status": "passed" if t.passed else "failed"} for t in self.tests],
+        }
+
+    def write_json(self, path: str | os.PathLike) -> None:
+        Path(path).write_text(json.dumps(self.to_gradescope(), indent=2, ensure_ascii=False) + "\n",
+                              encoding="utf-8")
