@@ -17,13 +17,20 @@ Differences from the slides, and why. The slides measure MXNet's operators
 space, weights and their gradients counted in p.29); we count only the
 values of our graph, weights excluded. Batch sizes are chosen so that the
 "no optimisation" values land near the slides' (p.29: batch 64 as in the
-MXNet paper; p.35: batch 32 at 224x224; p.36: 4 layers, hidden 1024, batch
-256). All curves are straight lines in depth or steps, as on the slides;
-the ratios between strategies are what to compare. Our in-place saves
-less on ResNet than MXNet does and our sharing is stronger, because our
-relu and batch-norm backward ops are separate nodes the planner can
-recycle; on the LSTM our planner shares the per-step temporaries of the
-backward as MXNet does, which is why sharing wins about 10x there.
+MXNet paper; p.35: batch 32 at 224x224; p.36: one layer, hidden 1024,
+batch 1024). All curves are straight lines in depth or steps, as on the slides;
+the ratios between strategies are what to compare. ResNet: ours 0.57
+(in-place / none) and 0.28 (sharing / none) against the slide's 0.59 and
+0.30-0.34. LSTM: ours 0.43 and 0.15 against 0.21 and 0.08: MXNet's LSTM
+backward writes gradient sums in place into one buffer ("add to") and
+fuses each gate's backward, while our backward has one node per gradient
+contribution plus the sums ``ml.gradients`` builds, so in-place and
+sharing have more values to keep apart. p.29: our VGG and AlexNet naive
+values are about twice the slide's (we count every relu and dropout output
+and every gradient separately); the order naive > in-place > co-share >
+both, and the forward-only collapse under co-share, are the same.
+Weight gradients are left out of the p.35-36 curves (``wrt="data"``): the
+slides plot feature maps only.
 """
 from __future__ import annotations
 

@@ -41,7 +41,8 @@ class ShapeOnly(Op):
         raise MemlabError(f"node {node.name!r}: {self.name} is a shape-only op, with no numpy compute")
 
     def inplace(self, node: Node) -> tuple[int, ...]:
-        if self.inplace_ok and node.inputs and node.inputs[0].nbytes == node.nbytes:
+        if self.inplace_ok and node.inputs and node.inputs[0].shape == node.shape \
+                and node.inputs[0].dtype == node.dtype:
             return (0,)
         return ()
 

@@ -69,3 +69,52 @@ def dags_data(draw, min_tasks: int = 1, max_tasks: int = 7, max_size: int = 5):
     dur = {t: float(draw(st.integers(0, 4))) for t in names}
     mem = {t: float(draw(st.integers(0, 2))) for t in names} if draw(st.booleans()) else {}
     return names, edges, dur, mem
+
+
+# --- random DAGs of memlab ops (memory planning tests) ---------------------------------
+import numpy as _np
+from hypothesis import strategies as _st
+
+import memlab as _ml
+
+_UNARY = ("sigmoid", "tanh", "neg", "relu", "pool", "conv", "softmax", "reshape", "scale")
+_BINARY = ("add", "mul", "sub")
+
+
+def _unary(kind, x):
+    if kind == "reshape":
+        return _ml.reshape(_ml.reshape(x, (-1,)), x.shape)
+    if kind == "scale":
+        return x * 0.5
+    return getattr(_ml, kind)(x)
+
+
+@_st.composite
+def random_dags(draw, max_nodes: int = 14):
+    """``(outputs, feed)``: a random DAG of elementwise, pooling, conv, softmax, reshape,
+    concat and slice ops over (3, 4) and (3, 8) float32 values, with a feed for its placeholders."""
+    n_in = draw(_st.integers(1, 3))
+    nodes = [_ml.placeholder(f"x{i}", (3, 4)) for i in range(n_in)]
+    for _ in range(draw(_st.integers(1, max_nodes))):
+        small = [n for n in nodes if n.shape == (3, 4)]
+        wide = [n for n in nodes if n.shape == (3, 8)]
+        kind = draw(_st.sampled_from(("unary", "unary", "binary", "binary", "concat", "slice")))
+        if kind == "unary":
+            x = draw(_st.sampled_from(nodes))
+            nodes.append(_unary(draw(_st.sampled_from(_UNARY)), x))
+        elif kind == "binary":
+            pool = draw(_st.sampled_from([p for p in (small, wide) if p]))
+            a, b = draw(_st.sampled_from(pool)), draw(_st.sampled_from(pool))
+            nodes.append(getattr(_ml, draw(_st.sampled_from(_BINARY)))(a, b))
+        elif kind == "concat":
+            nodes.append(_ml.concat(draw(_st.sampled_from(small)), draw(_st.sampled_from(small)), axis=-1))
+        elif wide:
+            start = draw(_st.sampled_from((0, 2, 4)))
+            nodes.append(_ml.slice_axis(draw(_st.sampled_from(wide)), -1, start, start + 4))
+    computed = [n for n in nodes if n.op.computes]
+    outs = draw(_st.lists(_st.sampled_from(computed or nodes), min_size=1, max_size=3, unique=True))
+    if computed and computed[-1] not in outs:
+        outs.append(computed[-1])
+    rng = _np.random.default_rng(draw(_st.integers(0, 2**16)))
+    feed = {n: rng.standard_normal(n.shape).astype(_np.float32) for n in nodes if n.op is _ml.PLACEHOLDER}
+    return outs, feed

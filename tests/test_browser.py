@@ -61,6 +61,10 @@ def lab(tmp_path_factory):
     settings = work / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    # Render every cell (no windowing), so off-screen pictures and widgets are in the page too.
+    nb_settings = work / "settings" / "@jupyterlab" / "notebook-extension"
+    nb_settings.mkdir(parents=True)
+    (nb_settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     lab_exe = Path(sys.executable).parent / "jupyter-lab"
     cmd = [str(lab_exe), "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
            "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
@@ -110,17 +114,22 @@ async () => {
   const panel = app.shell.currentWidget;
   await panel.context.ready;
   await panel.sessionContext.ready;
+  app.shell.activateById(panel.id);
+  await app.commands.execute('notebook:clear-all-cell-outputs');
   await app.commands.execute('notebook:run-all-cells');
+  const cells = panel.content.model.cells;
+  const code = [];
+  for (let i = 0; i < cells.length; i++) if (cells.get(i).type === 'code') code.push(cells.get(i));
   const t0 = Date.now();
   for (;;) {
     const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+    const pending = code.filter(c => c.executionCount === null || c.executionCount === undefined).length;
     const busy = [...panel.node.querySelectorAll('.jp-InputArea-prompt')].some(p => p.textContent.includes('*'));
-    if (kernel && kernel.status === 'idle' && !busy) break;
-    if (Date.now() - t0 > 170000) return {timeout: true};
+    if (kernel && kernel.status === 'idle' && !busy && pending === 0) break;
+    if (Date.now() - t0 > 170000) return {timeout: true, pending};
     await new Promise(r => setTimeout(r, 300));
   }
   const errors = [];
-  const cells = panel.content.model.cells;
   for (let i = 0; i < cells.length; i++) {
     const c = cells.get(i);
     if (c.type !== 'code') continue;
@@ -128,7 +137,7 @@ async () => {
       if (o.output_type === 'error') errors.push(`cell ${i}: ${o.ename}: ${o.evalue}`);
     }
   }
-  return {timeout: false, errors};
+  return {timeout: false, errors, executed: code.length};
 }
 """
 
@@ -138,11 +147,11 @@ def test_lesson_runs_in_jupyterlab(lab, browser, lesson):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 1600})
     try:
-        page.goto(f"{lab}/lab/tree/{lesson.name}", wait_until="domcontentloaded")
+        page.goto(f"{lab}/lab/tree/{lesson.name}?reset", wait_until="domcontentloaded")  # one tab, no restored workspace
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
                                "&& window.jupyterapp.shell.currentWidget.sessionContext", timeout=60000)
         result = page.evaluate(RUN_ALL_AND_WAIT)
-        assert not result["timeout"], f"{lesson.name}: the kernel did not go idle"
+        assert not result["timeout"], f"{lesson.name}: the kernel did not go idle ({result.get('pending')} cells pending)"
         assert not result["errors"], f"{lesson.name}: cells raised: {result['errors']}"
         page.wait_for_timeout(500)  # let widget views finish rendering
         text = page.inner_text(".jp-NotebookPanel")
@@ -152,12 +161,29 @@ def test_lesson_runs_in_jupyterlab(lab, browser, lesson):
         source = json.loads(lesson.read_text())
         code = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "code")
         if "draw_graph" in code:
-            n_svg = page.locator(".jp-RenderedSVG svg, .jp-RenderedHTMLCommon svg").count()
-            assert n_svg > 0, f"{lesson.name}: no inline SVG picture was rendered"
+            # JupyterLab shows image/svg+xml outputs as <img> of the SVG; stepper frames inline it.
+            n_svg = page.evaluate("() => [...document.querySelectorAll('.jp-RenderedSVG img, .jp-RenderedSVG svg, "
+                                  ".jp-RenderedHTMLCommon svg')].filter(e => e.tagName === 'svg' || "
+                                  "(e.complete && e.naturalWidth > 0)).length")
+            if n_svg == 0:
+                page.screenshot(path=str(SHOTS / f"{lesson.stem}-FAILED.png"), full_page=True)
+                kinds = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                                      ".map(e => e.className + ' ' + (e.getAttribute('data-mime-type') || ''))")
+            assert n_svg > 0, f"{lesson.name}: no inline SVG picture was rendered; outputs: {kinds}"
         n_steppers = code.count("Stepper(")
         sliders = page.locator(".jp-OutputArea .widget-slider .noUi-handle, .jp-OutputArea .slider-container .noUi-handle")
         if n_steppers:
-            assert sliders.count() >= 1, f"{lesson.name}: steppers were built but no slider rendered"
+            try:
+                page.wait_for_function(f"() => document.querySelectorAll('.jp-OutputArea .noUi-handle').length >= {n_steppers}",
+                                       timeout=20000)
+            except Exception:
+                pass
+            if sliders.count() == 0:
+                page.screenshot(path=str(SHOTS / f"{lesson.stem}-FAILED.png"), full_page=True)
+                widget_html = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                                            ".filter(e => (e.getAttribute('data-mime-type') || '').includes('widget'))"
+                                            ".map(e => e.outerHTML.slice(0, 600))")
+            assert sliders.count() >= 1, f"{lesson.name}: steppers were built but no slider rendered: {widget_html}"
         for i in range(sliders.count()):
             handle = sliders.nth(i)
             box = handle.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")

@@ -165,17 +165,19 @@ class Kernel:
             return False
 
     # -------------------------------------------------------------------------------- execution
-    def execute(self, code: str, timeout: float, max_output: int = 20_000, grace: float = 3.0,
+    def execute(self, code: str, timeout: float, max_output: int = 20_000, grace: float | None = None,
                 silent: bool = False) -> Execution:
         """Run *code*; never raises for what the code does.
 
         Status ``"timeout"``: the time limit passed; the kernel was interrupted, or, if it did not
-        stop within *grace* seconds, it is left busy and :attr:`needs_restart` says so.
+        stop within *grace* seconds (default: min(3, timeout)), it is left busy and
+        :attr:`needs_restart` says so.
         Status ``"dead"``: the kernel process ended.  After either, call :meth:`restart` if
         :attr:`needs_restart`.
         """
         assert self.kc is not None and self.km is not None
         t0 = time.monotonic()
+        grace = min(3.0, timeout) if grace is None else grace
         cap = _Capture(max_output)
         res = Execution("ok")
         self.needs_restart = False

@@ -230,6 +230,8 @@ def parse_solution(nb, path: os.PathLike | str | None = None) -> Solution:
     if assignment is None:
         raise GradingError(f"{where}: the notebook has no memlab metadata (nb.metadata['{KEY}'] = "
                            "{'assignment': ...}); it is not a memlab solution notebook")
+    if "generated_sha256" in nb.metadata[KEY]:
+        raise GradingError(f"{where}: is an exercise written by 'memlab assign', not a solution notebook")
     answers: dict[str, AnswerCell] = {}
     tests: list[TestCell] = []
     questions: dict[str, Question] = {}

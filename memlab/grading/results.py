@@ -83,7 +83,7 @@ class Result:
                  fmt.format("-" * w[0], "-" * w[1], "-" * w[2], "------")]
         lines += [fmt.format(*r) for r in rows]
         lines.append(fmt.format("total", "", f"{_num(self.score)}/{_num(self.max_score)}", ""))
-        return "\n".join(lines)
+        return "\n".join(line.rstrip() for line in lines)
 
     def feedback(self) -> str:
         """The table, then each failed test's feedback and the grader's notes."""

@@ -1,0 +1,134 @@
+"""Benchmark of memlab's memory planners (lecture 7, p.17-22, p.29).
+
+Prints three tables:
+
+1. planner time (tag planner, step trace off; offset planner where it is
+   fast enough) for random and model graphs of about 1e3, 1e4 and 1e5 nodes,
+   next to a plain topological sort of the same graph with ``graphlib``;
+2. for each model: naive / tags / offsets / lower-bound bytes;
+3. arena executor vs naive executor time on a deep MLP training step.
+
+Run: ``.venv/bin/python bench/planning.py`` (under about three minutes).
+"""
+from __future__ import annotations
+
+import random
+import sys
+import time
+from graphlib import TopologicalSorter
+
+import memlab as ml
+from memlab.models import lstm, mlp, resnet, training_outputs
+from memlab.models_cnn import alexnet, googlenet, vgg
+from memlab.offsets import live_bytes_lower_bound, plan_offsets
+from memlab.planner import plan_memory
+
+sys.setrecursionlimit(10000)
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    """Best wall time of ``repeat`` calls, in seconds."""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def random_graph(n: int, seed: int = 0) -> list[ml.Node]:
+    """About ``n`` nodes of elementwise / pool ops, each reading one or two recent values."""
+    rng = random.Random(seed)
+    nodes = [ml.placeholder(f"x{i}", (64, 64)) for i in range(4)]
+    consumed = set()
+    while len(nodes) < n:
+        window = nodes[-50:]
+        a = rng.choice(window)
+        r = rng.random()
+        if r < 0.35:
+            new = ml.add(a, rng.choice(window)) if rng.random() < 0.5 else ml.mul(a, rng.choice(window))
+        elif r < 0.85:
+            new = ml.sigmoid(a) if rng.random() < 0.5 else ml.tanh(a)
+        else:
+            new = ml.pool(a)
+        consumed.update(new.inputs)
+        nodes.append(new)
+    return [x for x in nodes if x.op.computes and x not in consumed]
+
+
+def model_graphs() -> list[tuple[str, list[ml.Node]]]:
+    """(name, training outputs) of MLP and LSTM training graphs of about 1e3, 1e4, 1e5 nodes."""
+    out = []
+    for depth in (60, 600, 6000):
+        out.append((f"mlp-{depth} train", mlp(depth=depth, batch=32, n_in=64, hidden=64)["outputs"]))
+    for steps in (16, 160, 1600):
+        out.append((f"lstm-{steps} train", training_outputs(lstm(steps, 64, 64), wrt="data")))
+    return out
+
+
+def table_speed() -> None:
+    print("\n1. Planner time vs a graphlib topological sort of the same graph (best of 3)")
+    print(f"{'graph':<20}{'nodes':>8}{'sort ms':>10}{'tags ms':>10}{'ratio':>7}{'offsets ms':>12}{'ratio':>7}")
+    graphs = [(f"random-{n}", random_graph(n)) for n in (1000, 10000, 100000)] + model_graphs()
+    for name, outs in graphs:
+        order = ml.topo_order(outs)
+        deps = {n: n.inputs for n in order}
+        t_sort = best_of(lambda: list(TopologicalSorter(deps).static_order()))
+        t_tags = best_of(lambda: plan_memory(outs, trace=False))
+        if len(order) <= 20000:
+            t_off = best_of(lambda: plan_offsets(outs), 1)
+            off = f"{t_off * 1e3:12.1f}{t_off / t_sort:7.2f}"
+        else:
+            off = f"{'(skipped)':>12}{'':>7}"
+        print(f"{name:<20}{len(order):>8}{t_sort * 1e3:10.1f}{t_tags * 1e3:10.1f}{t_tags / t_sort:7.2f}{off}")
+
+
+def table_memory() -> None:
+    print("\n2. Planned bytes per model (MB); tags and offsets relative to the live-bytes bound")
+    print(f"{'model':<24}{'nodes':>7}{'naive':>10}{'tags':>10}{'offsets':>10}{'bound':>10}"
+          f"{'tags/b':>8}{'offs/b':>8}")
+    models = [("mlp2 (p.28) train", mlp(2)["outputs"]),
+              ("mlp-50 train", mlp(50, batch=64, n_in=256, hidden=256)["outputs"]),
+              ("alexnet b64 forward", [alexnet(64)["loss"]]),
+              ("alexnet b64 train", training_outputs(alexnet(64))),
+              ("vgg16 b64 train", training_outputs(vgg(64))),
+              ("googlenet b64 train", training_outputs(googlenet(64))),
+              ("resnet-152 b32 train", training_outputs(resnet(152, 32))),
+              ("lstm-40 train", training_outputs(lstm(40), wrt="data"))]
+    r_tags, r_off = [], []
+    for name, outs in models:
+        naive = plan_memory(outs, inplace=False, share=False, trace=False).total_bytes
+        tags = plan_memory(outs, trace=False)
+        offs = plan_offsets(outs)
+        bound = live_bytes_lower_bound(tags)
+        r_tags.append(tags.total_bytes / bound)
+        r_off.append(offs.total_bytes / bound)
+        mb = 1e6
+        print(f"{name:<24}{len(tags.order):>7}{naive / mb:10.1f}{tags.total_bytes / mb:10.1f}"
+              f"{offs.total_bytes / mb:10.1f}{bound / mb:10.1f}{r_tags[-1]:8.3f}{r_off[-1]:8.3f}")
+    print(f"{'mean':<24}{'':>47}{sum(r_tags) / len(r_tags):8.3f}{sum(r_off) / len(r_off):8.3f}")
+
+
+def table_executor() -> None:
+    print("\n3. One training step of a deep MLP: arena executor vs naive executor (best of 5)")
+    m = mlp(depth=40, batch=128, n_in=256, hidden=256)
+    feed = m["make_feed"](0)
+    outs = m["outputs"]
+    naive = ml.Executor(outs)
+    arena_t = ml.Executor(outs, plan=plan_memory(outs))
+    arena_o = ml.Executor(outs, plan=plan_offsets(outs))
+    pooled = ml.Executor(outs, memory="pool")
+    print(f"{'executor':<22}{'ms':>8}{'memory MB':>11}")
+    for name, ex in (("naive", naive), ("arena (tags)", arena_t), ("arena (offsets)", arena_o),
+                     ("pool", pooled)):
+        ex.run(feed)
+        t = best_of(lambda: ex.run(feed), 5)
+        print(f"{name:<22}{t * 1e3:8.2f}{ex.stats.peak_bytes / 1e6:11.2f}")
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    table_speed()
+    table_memory()
+    table_executor()
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")

@@ -1,0 +1,87 @@
+"""The ``memlab`` command (also ``python -m memlab``): ``memlab assign``, ``memlab grade``, ``memlab check``.
+
+It imports only the grading machinery (standard library, nbformat, jupyter_client).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import GradingError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="memlab", description="memlab course tools: make exercise "
+                                "notebooks from solutions, grade notebooks.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    a = sub.add_parser("assign", help="write exercises/X.ipynb from solutions/X.ipynb",
+                       description="Write the student notebooks: solutions removed, hidden tests removed, "
+                       "outputs cleared.  Refuses to overwrite an exercise a student has edited.")
+    a.add_argument("sources", nargs="*", default=["solutions"],
+                   help="solution notebooks or directories of them (default: solutions)")
+    a.add_argument("--out", default="exercises", help="output directory (default: exercises)")
+    a.add_argument("--force", action="store_true", help="overwrite exercises even if edited")
+    a.add_argument("--check", action="store_true",
+                   help="write nothing; fail if the output directory differs from what would be written")
+
+    g = sub.add_parser("grade", help="grade a notebook",
+                       description="Run the notebook in a fresh kernel, then the solution's tests (hidden "
+                       "ones included); print a score table.  The notebook is not modified.")
+    g.add_argument("notebook", help="the notebook to grade")
+    g.add_argument("--solution", help="solution notebook, or a directory holding <assignment>.ipynb "
+                   "(default: solutions/<assignment>.ipynb here or above the notebook)")
+    g.add_argument("--json", metavar="PATH", help="write Gradescope's results.json there")
+    g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="time limit per cell (default: 30)")
+    g.add_argument("-q", "--quiet", action="store_true", help="print only the score table")
+
+    c = sub.add_parser("check", help="check exercises are up to date, solutions full marks, exercises zero")
+    c.add_argument("--solutions", default="solutions")
+    c.add_argument("--exercises", default="exercises")
+    c.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS")
+    return p
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 refused or failed check, 2 bad input)."""
+    args = _parser().parse_args(argv)
+    from . import grading  # imported here so `memlab --help` stays fast
+    try:
+        if args.command == "assign":
+            report = grading.assign(args.sources, args.out, force=args.force, check=args.check)
+            if args.check:
+                if not report.ok:
+                    print("memlab assign --check: exercises are not up to date:", file=sys.stderr)
+                    for line in report.problems:
+                        print(f"  {line}", file=sys.stderr)
+                    return 1
+                print(f"memlab assign --check: {len(report.unchanged)} exercise(s) up to date")
+                return 0
+            for path in report.written:
+                print(f"wrote {path}")
+            for path in report.unchanged:
+                print(f"unchanged {path}")
+            return 0
+        if args.command == "grade":
+            result = grading.grade(args.notebook, solution=args.solution, timeout=args.timeout,
+                                   json_path=args.json)
+            print(result.table() if args.quiet else result.feedback())
+            if args.json:
+                print(f"wrote {args.json}")
+            return 0
+        if args.command == "check":
+            problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout)
+            for line in problems:
+                print(line, file=sys.stderr)
+            print("memlab check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
+            return 1 if problems else 0
+    except GradingError as e:
+        print(f"memlab {args.command}: error: {e}", file=sys.stderr)
+        return 1 if "refusing to overwrite" in str(e) else 2
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
