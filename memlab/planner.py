@@ -71,10 +71,15 @@ def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None) -> tup
 def consumer_counts(order: Sequence[Node]) -> dict[Node, int]:
     """Reference counts before the first step: distinct consumers of every value (p.22 initial state)."""
     ref: dict[Node, int] = {}
+    get = ref.get
     for n in order:
-        if n.op.computes:
-            for x in dict.fromkeys(n.inputs):
-                ref[x] = ref.get(x, 0) + 1
+        ins = n.inputs
+        if len(ins) == 1:
+            x = ins[0]
+            ref[x] = get(x, 0) + 1
+        elif ins and n.op.computes:
+            for x in (ins if len(ins) == 2 and ins[0] is not ins[1] else dict.fromkeys(ins)):
+                ref[x] = get(x, 0) + 1
     return ref
 
 
@@ -234,7 +239,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool = True, share: boo
             scolor[sid] = c
         storage[n] = sid
         released = []
-        for x in dict.fromkeys(n.inputs):
+        ins = n.inputs
+        for x in (ins if len(ins) == 1 or (len(ins) == 2 and ins[0] is not ins[1]) else dict.fromkeys(ins)):
             r = ref[x] - 1
             if r:
                 ref[x] = r
