@@ -20,7 +20,7 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	@scripts/system-deps.sh --browser
-	$(PY) -m pytest -q tests lessons --nbval-lax --nbval-current-env \
+	$(PY) -m pytest -q -rs tests lessons --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Regenerate exercises/ from solutions/ (refuses to overwrite a student's edits without FORCE=1).
