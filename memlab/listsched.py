@@ -28,6 +28,7 @@ import numpy as np
 
 from .errors import TreeError
 from .taskgraph import TaskGraph
+from .timeline import step_curve
 
 __all__ = ["Schedule", "list_schedule", "bottom_levels", "memory_curve"]
 
@@ -63,18 +64,7 @@ def memory_curve(graph: TaskGraph, start: dict, end: dict) -> tuple[np.ndarray, 
     for t in graph.tasks:
         events.append((start[t], 1, graph.memory[t] + graph.out_size(t)))
         events.append((end[t], 0, -(graph.memory[t] + graph.in_size(t))))
-    events.sort(key=lambda e: (e[0], e[1]))
-    times: list[float] = []
-    mem: list[float] = []
-    cur = 0.0
-    for time, _, delta in events:
-        cur += delta
-        if times and times[-1] == time:
-            mem[-1] = cur
-        else:
-            times.append(time)
-            mem.append(cur)
-    return np.asarray(times, float), np.asarray(mem, float)
+    return step_curve(events)
 
 
 def _ranks(graph: TaskGraph, priority: Sequence | dict | None) -> dict:

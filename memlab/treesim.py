@@ -24,6 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .timeline import step_curve
+
 from .errors import TreeError
 from .treebase import Tree
 
@@ -141,17 +143,6 @@ def simulate(tree: Tree, w: Sequence[float] | None, P: int, procs: Sequence[tupl
                 unblock(parent[i])
             for v in release.get(i, ()):
                 unblock(v)
-    events.sort(key=lambda e: (e[0], e[1]))
-    times: list[float] = []
-    mem: list[float] = []
-    cur = 0.0
-    for t, _, d in events:
-        cur += d
-        if times and times[-1] == t:
-            mem[-1] = cur
-        else:
-            times.append(t)
-            mem.append(cur)
-    memory = np.asarray(mem, float)
-    return TreeSchedule(start, end, [tuple(p) for p in procs], max(end), np.asarray(times, float),
+    times, memory = step_curve(events)
+    return TreeSchedule(start, end, [tuple(p) for p in procs], max(end), times,
                         memory, float(memory.max()), int(P), label)

@@ -13,7 +13,7 @@ PKG = Path(__file__).resolve().parents[1] / "memlab"
 DRAWING = {"matplotlib", "ipywidgets", "graphviz", "IPython"}
 OP_GRAPH = {"graph", "ops", "autodiff", "executor"}
 TREE_MODULES = ["trees", "treebase", "postorder", "liu", "treegen", "assembly", "treesim", "mapping",
-                "trees_table", "taskgraph", "listsched"]
+                "trees_table", "taskgraph", "listsched", "timeline"]
 
 
 def _imports(path: Path) -> set[str]:
