@@ -118,3 +118,22 @@ def random_dags(draw, max_nodes: int = 14):
     rng = _np.random.default_rng(draw(_st.integers(0, 2**16)))
     feed = {n: rng.standard_normal(n.shape).astype(_np.float32) for n in nodes if n.op is _ml.PLACEHOLDER}
     return outs, feed
+
+
+def all_topological_orders(nodes, preds):
+    """Every order of ``nodes`` in which each node follows all of ``preds[node]`` (exhaustive, small inputs)."""
+    nodes = list(nodes)
+
+    def rec(done, order):
+        if len(order) == len(nodes):
+            yield list(order)
+            return
+        for t in nodes:
+            if t not in done and set(preds[t]) <= done:
+                done.add(t)
+                order.append(t)
+                yield from rec(done, order)
+                order.pop()
+                done.discard(t)
+
+    yield from rec(set(), [])

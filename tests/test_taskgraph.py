@@ -8,7 +8,7 @@ from memlab.errors import MemlabError, TreeError
 from memlab.listsched import bottom_levels, list_schedule
 from memlab.taskgraph import TaskGraph, memory_profile, min_peak_order, peak, sequential_example
 
-from strategies import dags_data
+from strategies import all_topological_orders as all_orders, dags_data
 
 
 def build(data):
@@ -32,21 +32,7 @@ def sim_peak(names, edges, mem, order):
 
 
 def all_topological_orders(names, edges):
-    preds = {t: {u for u, v, _ in edges if v == t} for t in names}
-
-    def rec(done, order):
-        if len(order) == len(names):
-            yield list(order)
-            return
-        for t in names:
-            if t not in done and preds[t] <= done:
-                done.add(t)
-                order.append(t)
-                yield from rec(done, order)
-                order.pop()
-                done.discard(t)
-
-    yield from rec(set(), [])
+    return all_orders(names, {t: {u for u, v, _ in edges if v == t} for t in names})
 
 
 def test_sequential_example():

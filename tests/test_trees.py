@@ -19,7 +19,7 @@ from memlab.assembly import (column_counts, elimination_tree, grid_adjacency, gr
                              minimum_degree, nested_dissection)
 from memlab.trees_table import postorder_table
 
-from strategies import trees_data
+from strategies import all_topological_orders as all_orders, trees_data
 
 TOL = 1e-9
 
@@ -51,21 +51,7 @@ def sim_peak(parent, f, m, order):
 
 def all_traversals(parent):
     kids = kids_of(parent)
-    n = len(parent)
-
-    def rec(done, order):
-        if len(order) == n:
-            yield list(order)
-            return
-        for v in range(n):
-            if v not in done and all(c in done for c in kids[v]):
-                done.add(v)
-                order.append(v)
-                yield from rec(done, order)
-                order.pop()
-                done.discard(v)
-
-    yield from rec(set(), [])
+    return all_orders(range(len(parent)), kids)
 
 
 def best_postorder_by_permutations(parent, f, m):
