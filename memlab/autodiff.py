@@ -40,7 +40,10 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None) ->
         grad[node] = g
         if node.is_leaf:
             continue
-        input_grads = node.op.gradient(node, g)
+        try:
+            input_grads = node.op.gradient(node, g)
+        except NotImplementedError:
+            raise GraphError(f"node {node.name!r}: op {node.op.name!r} has no gradient") from None
         if len(input_grads) != len(node.inputs):
             raise GraphError(f"op {node.op.name!r} returned {len(input_grads)} gradients "
                              f"for {len(node.inputs)} inputs of node {node.name!r}")

@@ -139,3 +139,16 @@ def test_check_order_rejects_bad_orders():
         ml.check_order(c, [a, b])
     with pytest.raises(ml.PlanError, match="twice"):
         ml.check_order(c, [a, b, b, c])
+
+
+def test_op_without_gradient_is_reported():
+    class NoGrad(ml.Op):
+        name = "nograd"
+
+        def infer(self, node):
+            return node.inputs[0].shape, node.inputs[0].dtype
+
+    x = ml.placeholder("x", (2,))
+    y = NoGrad()(x, name="ng")
+    with pytest.raises(ml.GraphError, match="node 'ng': op 'nograd' has no gradient"):
+        ml.gradients(ml.sum(y), [x])
