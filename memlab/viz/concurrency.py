@@ -30,7 +30,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import graphviz
 
 from ..graph import Node, _as_list, topo_order
+from .graphs import digraph, node_text
 from .palette import LEAF, NEUTRAL, color
+from .plots import finish
 from .stepper import Frame
 
 __all__ = ["IMPLICIT", "CLASS_COLORS", "class_color", "draw_dependencies", "coloring_frames",
@@ -53,22 +55,8 @@ def class_color(c: int | None) -> str:
 
 
 def _digraph(title: str | None, size: str | None, rankdir: str = "TB") -> graphviz.Digraph:
-    g = graphviz.Digraph(graph_attr={"rankdir": rankdir, "bgcolor": "transparent", "fontname": "Helvetica",
-                                     "nodesep": "0.3", "ranksep": "0.32", **({"size": size} if size else {})},
-                         node_attr={"fontname": "Helvetica", "fontsize": "11", "style": "filled",
-                                    "shape": "box", "height": "0.3", "margin": "0.08,0.04"},
-                         edge_attr={"arrowsize": "0.6", "fontname": "Helvetica", "fontsize": "9"})
-    if title:
-        g.attr(label=title, labelloc="t", fontsize="13")
-    return g
-
-
-def _text(n: Node) -> str:
-    if n.is_leaf:
-        return n.name
-    if n.name == f"{n.op.name}_{n.id}":
-        return n.op.name
-    return f"{n.name} = {n.op.name}"
+    return digraph(rankdir, title, size, graph={"nodesep": "0.3", "ranksep": "0.32"},
+                   node={"shape": "box", "margin": "0.08,0.04"})
 
 
 def _visible(order: Sequence[Node], hide_constants: bool) -> list[Node]:
@@ -98,7 +86,7 @@ def draw_dependencies(outputs: Node | Iterable[Node], storage: Mapping[Node, int
     for n in shown:
         sid = storage.get(n)
         fill = color(sid) if sid is not None else (LEAF if n.is_leaf else NEUTRAL)
-        label = _text(n)
+        label = node_text(n)
         if sid is not None:
             label += f"\n#{sid}"
         if rewards is not None and n in rewards:
@@ -245,12 +233,7 @@ def tradeoff_plot(rows: Sequence[Mapping[str, Any]], ax: Any = None, title: str 
     ax.set_xlabel(f"planned memory ({unit_name})")
     ax.set_ylabel("makespan")
     ax.set_ylim(0, max(max(ys) * 1.15, ax.get_ylim()[1]))
-    if title:
-        ax.set_title(title, fontsize=10)
-    if label:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return finish(fig, ax, title, legend=bool(label))
 
 
 # ------------------------------------------------------------------ training graphs (p.26-28)
@@ -287,7 +270,7 @@ def draw_training_graph(outputs: Node | Iterable[Node], forward: Node | Iterable
                     continue
                 sid = storage.get(n) if (dn is None or n in dn or n.is_leaf) else None
                 fill = color(sid) if sid is not None else (LEAF if n.is_leaf else NEUTRAL)
-                text = labels.get(n, _text(n)) + (f"\n#{sid}" if sid is not None else "")
+                text = labels.get(n, node_text(n)) + (f"\n#{sid}" if sid is not None else "")
                 attrs = {"fillcolor": fill}
                 if n is running:
                     attrs.update(penwidth="3.5", color=IMPLICIT)

@@ -14,13 +14,32 @@ from ..ops import CONSTANT, PLACEHOLDER
 from .palette import LEAF, color
 
 
-def _label(n: Node, show_shapes: bool, value: str | None) -> str:
+def node_text(n: Node) -> str:
+    """A node's label: its name; for an automatic name, its op; else ``name = op``."""
     if n.is_leaf or n.name == n.op.name:
-        text = n.name
-    elif n.name == f"{n.op.name}_{n.id}":  # an automatic name: the op says it all
-        text = n.op.name
-    else:
-        text = f"{n.name} = {n.op.name}"
+        return n.name
+    if n.name == f"{n.op.name}_{n.id}":  # an automatic name: the op says it all
+        return n.op.name
+    return f"{n.name} = {n.op.name}"
+
+
+def digraph(rankdir: str = "TB", title: str | None = None, size: str | None = None,
+            graph: dict | None = None, node: dict | None = None, edge: dict | None = None,
+            title_size: str = "13") -> graphviz.Digraph:
+    """An empty Graphviz graph in the lessons' house style (overrides merged in)."""
+    g = graphviz.Digraph(
+        graph_attr={"rankdir": rankdir, "bgcolor": "transparent", "fontname": "Helvetica", "nodesep": "0.25",
+                    "ranksep": "0.3", **({"size": size} if size else {}), **(graph or {})},
+        node_attr={"fontname": "Helvetica", "fontsize": "11", "style": "filled", "height": "0.3",
+                   "margin": "0.06,0.03", **(node or {})},
+        edge_attr={"arrowsize": "0.6", "fontname": "Helvetica", "fontsize": "9", **(edge or {})})
+    if title:
+        g.attr(label=title, labelloc="t", fontsize=title_size)
+    return g
+
+
+def _label(n: Node, show_shapes: bool, value: str | None) -> str:
+    text = node_text(n)
     if show_shapes and n.shape:
         text += "\n" + "×".join(map(str, n.shape))
     if value is not None:
@@ -44,13 +63,7 @@ def draw_graph(outputs: Node | Iterable[Node], storage: Mapping[Node, int] | Non
     hi, dn = set(highlight), set(done)
     storage = storage or {}
     values = values or {}
-    g = graphviz.Digraph(graph_attr={"rankdir": rankdir, "bgcolor": "transparent", "fontname": "Helvetica",
-                                     "nodesep": "0.25", "ranksep": "0.3", **({"size": size} if size else {})},
-                         node_attr={"fontname": "Helvetica", "fontsize": "11", "style": "filled",
-                                    "height": "0.3", "margin": "0.06,0.03"},
-                         edge_attr={"arrowsize": "0.6"})
-    if title:
-        g.attr(label=title, labelloc="t", fontsize="13")
+    g = digraph(rankdir, title, size)
     for n in order:
         leaf = n.is_leaf
         sid = storage.get(n)

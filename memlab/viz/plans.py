@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import graphviz
 
 from ..graph import Node, _as_list, topo_order
+from .graphs import digraph
 from .palette import LEAF, NEUTRAL, color
 from .stepper import Frame
 
@@ -73,14 +74,8 @@ def draw_plan_state(outputs: Node | Iterable[Node], storage: Mapping[Node, int] 
     order = list(order) if order is not None else topo_order(outs)
     storage = storage or {}
     dn = None if done is None else set(done)
-    g = graphviz.Digraph(graph_attr={"rankdir": rankdir, "bgcolor": "transparent", "fontname": "Helvetica",
-                                     "nodesep": "0.3", "ranksep": "0.3", "newrank": "true",
-                                     **({"size": size} if size else {})},
-                         node_attr={"fontname": "Helvetica", "fontsize": "11", "shape": "plaintext",
-                                    "margin": "0"},
-                         edge_attr={"arrowsize": "0.6"})
-    if title:
-        g.attr(label=title, labelloc="t", fontsize="13")
+    g = digraph(rankdir, title, size, graph={"nodesep": "0.3", "newrank": "true"},
+                node={"shape": "plaintext", "margin": "0", "style": ""})
     for n in order:
         sid = storage.get(n)
         fill = color(sid) if sid is not None else (LEAF if n.is_leaf else NEUTRAL)

@@ -50,9 +50,14 @@ def memory_plot(values: Sequence[float], times: Sequence[float] | None = None,
         ax.set_xticklabels(labels, fontsize=8, rotation=0 if max(map(len, labels), default=0) < 6 else 45)
     ax.set_ylabel(unit)
     ax.set_xlabel("step" if times is None else "time")
+    return finish(fig, ax, title, legend=bool(label))
+
+
+def finish(fig: Figure, ax: Axes, title: str | None = None, legend: bool = False) -> Figure:
+    """The lessons' common last touches: a small title, a legend if asked, a tight layout."""
     if title:
         ax.set_title(title, fontsize=10)
-    if label:
+    if legend:
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

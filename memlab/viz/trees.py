@@ -25,6 +25,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import graphviz
 
+from .graphs import digraph
 from .palette import color
 from .render import to_svg
 
@@ -44,14 +45,8 @@ def _fmt(x: float) -> str:
 
 
 def _digraph(rankdir: str, title: str | None, size: str | None) -> graphviz.Digraph:
-    g = graphviz.Digraph(graph_attr={"rankdir": rankdir, "bgcolor": "transparent", "fontname": "Helvetica",
-                                     "nodesep": "0.2", "ranksep": "0.3", **({"size": size} if size else {})},
-                         node_attr={"fontname": "Helvetica", "fontsize": "10", "style": "filled",
-                                    "shape": "box", "height": "0.3", "margin": "0.05,0.02"},
-                         edge_attr={"arrowsize": "0.6", "fontname": "Helvetica", "fontsize": "9"})
-    if title:
-        g.attr(label=title, labelloc="t", fontsize="12")
-    return g
+    return digraph(rankdir, title, size, graph={"nodesep": "0.2"}, node={"fontsize": "10", "shape": "box",
+                   "margin": "0.05,0.02"}, title_size="12")
 
 
 def draw_tree(tree: Any, names: Sequence[str] | Mapping[int, str] | None = None,
