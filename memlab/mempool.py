@@ -137,6 +137,8 @@ class MemoryPool:
 
     def free(self, block: Block) -> None:
         """Recycle ``block``: it goes into the free list keyed by size."""
+        if not isinstance(block, Block):
+            raise PlanError(f"free() takes a Block from allocate(), got {type(block).__name__}")
         if self.blocks.get(block.id) is not block:
             raise PlanError(f"block {block.id} ({block.owner!r}) does not belong to this pool")
         if not block.in_use:

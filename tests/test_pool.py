@@ -46,6 +46,8 @@ def test_views_and_errors():
         pool.free(blk)
     with pytest.raises(ml.PlanError, match="belong"):
         MemoryPool().free(blk)
+    with pytest.raises(ml.PlanError, match="takes a Block"):
+        pool.free(None)
 
 
 @settings(deadline=None, max_examples=60)
