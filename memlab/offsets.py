@@ -16,13 +16,14 @@ is the op may share exactly its memory with the op's output (p.20).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from .graph import Node
-from .planner import align, prepare
+from .planner import MemoryPlan, align, prepare
 
 
 def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tuple[int, int]]:
@@ -47,6 +48,24 @@ def inplace_partner(node: Node, life: dict[Node, tuple[int, int]], step: int,
         if x in life and x not in outputs and life[x][1] == step and sizes[x] == sizes[node]:
             return x
     return None
+
+
+def inplace_clusters(order: Sequence[Node], sizes: dict[Node, int], life: dict[Node, tuple[int, int]],
+                     outputs: set[Node], inplace: bool = True) -> list[list[Node]]:
+    """Computed values grouped into in-place chains (p.19): each chain can live in one block."""
+    cluster_of: dict[Node, int] = {}
+    clusters: list[list[Node]] = []
+    for i, n in enumerate(order):
+        if n not in sizes:
+            continue
+        x = inplace_partner(n, life, i, sizes, outputs) if inplace else None
+        if x is not None and clusters[cluster_of[x]][-1] is x:
+            cluster_of[n] = cluster_of[x]
+            clusters[cluster_of[x]].append(n)
+        else:
+            cluster_of[n] = len(clusters)
+            clusters.append([n])
+    return clusters
 
 
 @dataclass
@@ -77,20 +96,8 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     op is that input's last consumer (p.19-20), as the tag planner does.
     """
     outs, order, sizes = prepare(outputs, order)
-    out_set = set(outs)
     life = lifetimes(order, outs)
-    cluster_of: dict[Node, int] = {}
-    clusters: list[list[Node]] = []
-    for i, n in enumerate(order):
-        if n not in sizes:
-            continue
-        x = inplace_partner(n, life, i, sizes, out_set) if inplace else None
-        if x is not None and clusters[cluster_of[x]][-1] is x:
-            cluster_of[n] = cluster_of[x]
-            clusters[cluster_of[x]].append(n)
-        else:
-            cluster_of[n] = len(clusters)
-            clusters.append([n])
+    clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
     m = len(clusters)
     first = np.array([life[c[0]][0] for c in clusters], dtype=np.int64)
     last = np.array([life[c[-1]][1] for c in clusters], dtype=np.int64)
@@ -148,3 +155,39 @@ def live_bytes_lower_bound(plan: object) -> int:
                 if x is not None:
                     live[i] -= sizes[x]
     return int(live.max()) if live.size else 0
+
+
+def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
+                      inplace: bool = True) -> MemoryPlan:
+    """Tags chosen with the whole graph in view: greedy by size over lifetimes.
+
+    Beyond the lecture: the tag planner of p.22 decides online, op by op, so
+    a tag it grows for one value stays big. Knowing every lifetime ahead of
+    time, we can instead take the in-place chains biggest first and put each
+    into the first tag none of whose chains is alive at the same time (a new
+    tag if none), as TensorFlow Lite does for its shared objects. Same
+    :class:`~memlab.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``).
+    """
+    outs, order, sizes = prepare(outputs, order)
+    life = lifetimes(order, outs)
+    clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
+    span = [(life[c[0]][0], life[c[-1]][1]) for c in clusters]
+    need = [max(sizes[v] for v in c) for c in clusters]
+    busy: list[list[tuple[int, int]]] = []  # per tag: sorted, disjoint (first, last) intervals
+    storage: dict[Node, int] = {}
+    sbytes: dict[int, int] = {}
+    for k in sorted(range(len(clusters)), key=lambda k: (-need[k], span[k][0], k)):
+        a, b = span[k]
+        for sid, intervals in enumerate(busy):
+            j = bisect_left(intervals, (a, b))
+            if (j == 0 or intervals[j - 1][1] < a) and (j == len(intervals) or intervals[j][0] > b):
+                intervals.insert(j, (a, b))
+                break
+        else:
+            sid = len(busy)
+            busy.append([(a, b)])
+            sbytes[sid] = need[k]
+        for v in clusters[k]:
+            storage[v] = sid
+    pairs = [(c[i], c[i + 1]) for c in clusters for i in range(len(c) - 1)]
+    return MemoryPlan(outs, order, storage, sbytes, inplace=inplace, share=True, inplace_pairs=pairs)

@@ -78,3 +78,30 @@ def test_inplace_exception_is_narrow():
     plan.offset[c] = plan.offset[b]
     with pytest.raises(ml.PlanError, match="'b'.*'c'"):
         check_plan(plan)
+
+
+@settings(deadline=None, max_examples=40)
+@given(random_dags())
+def test_tags_by_size_valid_runs_and_never_above_naive(dag):
+    import numpy as np
+
+    from memlab.offsets import plan_tags_by_size
+
+    outs, feed = dag
+    for inplace in (True, False):
+        plan = plan_tags_by_size(outs, inplace=inplace)
+        check_plan(plan)
+        assert plan.total_bytes >= live_bytes_lower_bound(plan)
+        naive = plan_memory(outs, inplace=False, share=False, trace=False)
+        assert plan.total_bytes <= naive.total_bytes
+        for ours, ref in zip(ml.Executor(outs, plan=plan).run(feed), ml.Executor(outs).run(feed)):
+            np.testing.assert_allclose(ours, ref, rtol=1e-6)
+
+
+def test_tags_by_size_on_slide22_uses_three_storages():
+    from memlab.offsets import plan_tags_by_size
+
+    g = slide22()
+    plan = plan_tags_by_size(g["G"], order=g["order"])
+    check_plan(plan)
+    assert plan.num_storages == 3 and plan.storage[g["E"]] == plan.storage[g["G"]]
