@@ -34,7 +34,7 @@ from .treebase import Tree
 from .treesim import TreeSchedule, check_work, simulate
 
 __all__ = ["all_to_all", "proportional", "memory_aware", "sequential_minimum",
-           "tradeoff_points", "subtree_work", "split_range"]
+           "tradeoff_points", "pareto_front", "subtree_work", "split_range"]
 
 
 def subtree_work(tree: Tree, w: Sequence[float]) -> list[float]:
@@ -235,3 +235,19 @@ def tradeoff_points(tree: Tree, w: Sequence[float] | None = None,
             pts.append({"mapping": "memory-aware", "P": P, "bound": fac * minimum,
                         "makespan": s.makespan, "peak": s.peak})
     return pts
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the points (makespan, peak) no other point beats on both, by makespan.
+
+    The two ends of the returned front are the schedules at the two ends of
+    the time/memory trade-off (seed 002, "Complexity results": no schedule is
+    best at both). Ties keep the first index.
+    """
+    front: list[int] = []
+    best_peak = math.inf
+    for k in sorted(range(len(points)), key=lambda k: (points[k][0], points[k][1], k)):
+        if points[k][1] < best_peak:
+            front.append(k)
+            best_peak = points[k][1]
+    return front

@@ -22,7 +22,7 @@ programming over the sets of processed tasks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Sequence
+from typing import Iterator, Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -194,6 +194,36 @@ def check_order(graph: TaskGraph, order: Sequence[Task]) -> list[Task]:
                 raise TreeError(f"task {t!r} comes before its predecessor {u!r}: "
                                 "not a topological order")
     return order
+
+
+def topological_orders(graph: TaskGraph, max_tasks: int = 12) -> Iterator[list[Task]]:
+    """Every topological order of a small task graph, by exhaustive search.
+
+    The brute force behind "Finding the topological order that minimizes peak
+    memory is NP-complete" (seed 002): the number of orders grows like n!.
+    Raises TreeError beyond ``max_tasks`` tasks.
+    """
+    graph.topological_order()  # raises on a cycle
+    if len(graph.tasks) > max_tasks:
+        raise TreeError(f"{len(graph.tasks)} tasks is too many to enumerate every order "
+                        f"(max_tasks={max_tasks})")
+    tasks = list(graph.tasks)
+    order: list[Task] = []
+    done: set[Task] = set()
+
+    def extend() -> Iterator[list[Task]]:
+        if len(order) == len(tasks):
+            yield list(order)
+            return
+        for t in tasks:
+            if t not in done and all(u in done for u in graph.pred[t]):
+                done.add(t)
+                order.append(t)
+                yield from extend()
+                order.pop()
+                done.discard(t)
+
+    yield from extend()
 
 
 def memory_profile(graph: TaskGraph, order: Sequence[Task]) -> tuple[np.ndarray, np.ndarray]:

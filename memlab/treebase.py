@@ -167,6 +167,27 @@ def check_traversal(tree: Tree, order: Sequence[int]) -> list[int]:
     return order
 
 
+def random_traversal(tree: Tree, seed: int | np.random.Generator | None = None) -> list[int]:
+    """A uniformly chosen next step at every step: any node whose children are all done.
+
+    Any such order is a valid traversal (seed 002, "Notations": a node needs
+    all its children's outputs), not only a post-order.
+    """
+    rng = np.random.default_rng(seed)
+    missing = [len(c) for c in tree.children]
+    ready = [i for i in range(tree.n) if missing[i] == 0]
+    order: list[int] = []
+    while ready:
+        v = ready.pop(int(rng.integers(len(ready))))
+        order.append(v)
+        p = tree.parent[v]
+        if p >= 0:
+            missing[p] -= 1
+            if missing[p] == 0:
+                ready.append(p)
+    return order
+
+
 def memory_profile(tree: Tree, order: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """Memory while and after each step of a sequential traversal (seed 002, "Notations").
 

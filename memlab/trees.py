@@ -17,10 +17,10 @@ from __future__ import annotations
 from .errors import TreeError
 from .liu import optimal_traversal, segments
 from .postorder import best_postorder, postorder_from_children, postorder_peak
-from .treebase import Tree, check_traversal, memory_profile, outtree_peak, peak
+from .treebase import Tree, check_traversal, memory_profile, outtree_peak, peak, random_traversal
 from .treegen import counterexample_peaks, postorder_counterexample, random_tree
 
-__all__ = ["Tree", "peak", "memory_profile", "outtree_peak", "check_traversal",
+__all__ = ["Tree", "peak", "memory_profile", "outtree_peak", "check_traversal", "random_traversal",
            "postorder_peak", "best_postorder", "postorder_from_children",
            "optimal_traversal", "segments", "brute_force", "BruteForceResult",
            "brute_force_stats", "postorder_counterexample", "counterexample_peaks",

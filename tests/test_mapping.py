@@ -136,3 +136,13 @@ def test_tradeoff_points():
         assert p["makespan"] > 0 and p["peak"] >= mn - 1e-9
         if p["bound"] is not None:
             assert p["peak"] <= p["bound"] + 1e-9
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=12))
+def test_pareto_front_is_the_set_of_undominated_points(points):
+    from memlab.mapping import pareto_front
+    front = pareto_front(points)
+    undominated = {p for p in points if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in points)}
+    assert {points[k] for k in front} == undominated
+    assert len(front) == len(undominated)  # one index per distinct undominated point
+    assert [points[k][0] for k in front] == sorted(points[k][0] for k in front)

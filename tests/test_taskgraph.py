@@ -160,3 +160,22 @@ def test_exact_search_limit_and_bad_priorities():
         list_schedule(sequential_example(), 2, priority=list("ABCDE"))
     with pytest.raises(TreeError, match="P must be"):
         list_schedule(sequential_example(), 0)
+
+
+@settings(max_examples=30)
+@given(dags_data(max_tasks=6))
+def test_topological_orders_are_all_valid_permutations(data):
+    import itertools
+
+    from memlab.taskgraph import topological_orders
+    names, edges, _, _ = data
+    g = build(data)
+    valid = {p for p in itertools.permutations(names) if all(p.index(u) < p.index(v) for u, v, _ in edges)}
+    got = [tuple(o) for o in topological_orders(g)]
+    assert len(got) == len(set(got)) and set(got) == valid
+
+
+def test_topological_orders_limit():
+    from memlab.taskgraph import random_taskgraph, topological_orders
+    with pytest.raises(TreeError, match="too many"):
+        next(topological_orders(random_taskgraph(13, seed=0)))

@@ -316,3 +316,13 @@ def test_postorder_table_small():
         share, mx, avg = row.as_tuple()
         assert 0 <= share <= 1 and 0 <= avg <= mx
     assert table["random"].nonoptimal_share > 0
+
+
+def test_random_traversal_is_valid_and_reaches_every_traversal():
+    from memlab.trees import check_traversal, random_traversal
+    par = [-1, 0, 0, 1, 1]
+    t = Tree(par, f=[1] * 5)
+    seen = {tuple(random_traversal(t, seed)) for seed in range(400)}
+    for o in seen:
+        check_traversal(t, o)
+    assert seen == {tuple(o) for o in all_traversals(par)}

@@ -33,3 +33,21 @@ def test_tree_gantt_draws_one_bar_per_node():
     fig = viz.tree_gantt(sched, names=["r", "x", "y"])
     assert len(fig.axes[0].patches) == 3
     viz.to_svg(fig)
+
+
+def test_traversal_frames_step_through_a_profile():
+    from memlab.taskgraph import memory_profile
+    g = sequential_example()
+    order = list("ACBEDF")
+    during, after = memory_profile(g, order)
+    frames = viz.traversal_frames(lambda done, run: viz.draw_taskgraph(g, done=done, running=run),
+                                  order, during, after, "ACBEDF")
+    assert len(frames) == len(order) + 1
+    assert frames[2].caption.startswith("ACBEDF: step 2, run C")
+    s = viz.Stepper(frames)
+    shown = set()
+    for i in range(len(frames)):
+        s.slider.value = i
+        assert frames[i].caption.split(":")[1].strip().split(",")[0] in s.shown_html()
+        shown.add(s.shown_html())
+    assert len(shown) == len(frames)

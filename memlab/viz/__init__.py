@@ -14,6 +14,6 @@ from .stepper import Frame, Stepper
 
 __all__ = ["PALETTE", "color", "to_svg", "setup", "draw_graph", "memory_plot", "gantt",
            "memory_bars", "Frame", "Stepper"]
-from .trees import draw_tree, draw_taskgraph, traversal_bars, side_by_side, tree_gantt  # noqa: E402
+from .trees import draw_tree, draw_taskgraph, traversal_bars, traversal_frames, side_by_side, tree_gantt  # noqa: E402
 
-__all__ += ["draw_tree", "draw_taskgraph", "traversal_bars", "side_by_side", "tree_gantt"]
+__all__ += ["draw_tree", "draw_taskgraph", "traversal_bars", "traversal_frames", "side_by_side", "tree_gantt"]

@@ -21,16 +21,17 @@ done yet is drawn *held* (coloured), a consumed one *done* (grey).
 from __future__ import annotations
 
 import html as _html
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import graphviz
 
 from .graphs import digraph
 from .palette import color
 from .render import to_svg
+from .stepper import Frame
 
 __all__ = ["draw_tree", "draw_taskgraph", "traversal_bars", "side_by_side", "tree_gantt",
-           "DONE", "HELD", "RUNNING"]
+           "traversal_frames", "DONE", "HELD", "RUNNING"]
 
 #: fill of a node whose output has been consumed (its memory is free again)
 DONE = "#d9d9d9"
@@ -204,3 +205,27 @@ def tree_gantt(schedule: Any, names: Sequence[str] | None = None, ax: Any = None
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def traversal_frames(draw: Callable[[Sequence[Any], Any], Any], order: Sequence[Any],
+                     during: Sequence[float], after: Sequence[float], title: str,
+                     labels: Sequence[str] | None = None,
+                     bars_size: tuple[float, float] = (3.6, 2.3)) -> list[Frame]:
+    """Stepper frames of a sequential traversal, one per task, from the algorithm's own profile.
+
+    ``draw(done, running)`` draws the graph or tree with the tasks ``done``
+    and the one ``running``; beside it, :func:`traversal_bars` of ``during``
+    and ``after`` (memory while each task runs and after it) up to that step.
+    """
+    labels = [str(v) for v in order] if labels is None else list(labels)
+    top = max(during) if len(during) else 0
+
+    def bars(upto: int) -> Any:
+        return traversal_bars(during, after, labels, upto=upto, ymax=top, figsize=bars_size)
+
+    frames = [Frame(side_by_side(draw([], None), bars(0)), f"{title}: nothing run yet, memory 0")]
+    for k, v in enumerate(order):
+        frames.append(Frame(side_by_side(draw(list(order[:k]), v), bars(k + 1)),
+                            f"{title}: step {k + 1}, run {labels[k]}: memory {during[k]:g} while it runs, "
+                            f"{after[k]:g} after"))
+    return frames
