@@ -18,7 +18,7 @@ average over all trees is reported too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -52,10 +52,15 @@ class TableRow:
         return self.nonoptimal_share, self.max_increase, self.mean_increase
 
 
-def compare_postorder(trees: Iterable[Tree], rtol: float = 1e-9) -> TableRow:
-    """Best post-order (Liu 1986) vs optimal traversal (Liu 1987) over ``trees``."""
+def compare_postorder(trees: Iterable[Tree], rtol: float = 1e-9,
+                      progress: Callable[[int], None] | None = None) -> TableRow:
+    """Best post-order (Liu 1986) vs optimal traversal (Liu 1987) over ``trees``.
+
+    ``progress(k)`` is called as the k-th tree is compared (for a progress bar)."""
     inc = []
-    for t in trees:
+    for k, t in enumerate(trees, 1):
+        if progress is not None:
+            progress(k)
         _, bpo = best_postorder(t)
         _, opt = optimal_traversal(t)
         inc.append(bpo / opt - 1.0 if opt > 0 else 0.0)
@@ -98,8 +103,11 @@ def random_family(count: int = 200, seed: int = 0, n_range: tuple[int, int] = (2
             for _ in range(count)]
 
 
-def postorder_table(n_assembly: int = 40, n_random: int = 200, seed: int = 0) -> dict[str, TableRow]:
+def postorder_table(n_assembly: int = 40, n_random: int = 200, seed: int = 0,
+                    progress: Callable[[int, int], None] | None = None) -> dict[str, TableRow]:
     """The seed's table recomputed: family -> :class:`TableRow` (a few seconds
-    with the default counts)."""
-    return {"assembly": compare_postorder(assembly_family(n_assembly, seed)),
-            "random": compare_postorder(random_family(n_random, seed))}
+    with the default counts). ``progress(done, total)`` reports the trees compared."""
+    total = n_assembly + n_random
+    report = (lambda offset: None if progress is None else (lambda k: progress(offset + k, total)))
+    return {"assembly": compare_postorder(assembly_family(n_assembly, seed), progress=report(0)),
+            "random": compare_postorder(random_family(n_random, seed), progress=report(n_assembly))}

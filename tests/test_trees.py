@@ -326,3 +326,11 @@ def test_random_traversal_is_valid_and_reaches_every_traversal():
     for o in seen:
         check_traversal(t, o)
     assert seen == {tuple(o) for o in all_traversals(par)}
+
+
+def test_postorder_table_reports_progress():
+    from memlab.trees_table import postorder_table
+    seen = []
+    table = postorder_table(2, 3, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(k, 5) for k in range(1, 6)]
+    assert table["assembly"].count == 2 and table["random"].count == 3
