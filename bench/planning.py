@@ -19,9 +19,9 @@ from graphlib import TopologicalSorter
 
 import memlab as ml
 from memlab.models import lstm, mlp, resnet, training_outputs
-from memlab.models_cnn import alexnet, googlenet, vgg
-from memlab.offsets import live_bytes_lower_bound, plan_offsets, plan_tags_by_size
-from memlab.planner import plan_memory
+from memlab.models import alexnet, googlenet, vgg
+from memlab.memory.offsets import live_bytes_lower_bound, plan_offsets, plan_tags_by_size
+from memlab.memory.planner import plan_memory
 
 sys.setrecursionlimit(10000)
 

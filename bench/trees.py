@@ -17,12 +17,12 @@ import sys
 import time
 from typing import Callable
 
-from memlab.assembly import grid_assembly_tree
-from memlab.liu import optimal_traversal
-from memlab.postorder import best_postorder
-from memlab.treebase import Tree
-from memlab.treegen import random_tree
-from memlab.trees import brute_force_stats
+from memlab.scheduling.assembly import grid_assembly_tree
+from memlab.scheduling.liu import optimal_traversal
+from memlab.scheduling.postorder import best_postorder
+from memlab.scheduling.treebase import Tree
+from memlab.scheduling.treegen import random_tree
+from memlab.scheduling.trees import brute_force_stats
 
 
 def timed(fn: Callable, *args, repeat: int = 3) -> tuple[float, object]:

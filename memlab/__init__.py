@@ -1,34 +1,36 @@
 """memlab: how deep-learning and task-graph systems save memory, runnable.
 
-Build a graph (:mod:`memlab.graph`, :mod:`memlab.ops`), differentiate it by
-extending it (:mod:`memlab.autodiff`), run it and measure its memory
-(:mod:`memlab.executor`). Drawing and widgets live in :mod:`memlab.viz`,
-which this package does not import, so ``import memlab`` stays fast.
+The package follows the course's parts, each layer importing only the ones below it:
+
+* :mod:`memlab.errors` -- the errors every layer raises;
+* :mod:`memlab.graph` -- nodes, ops and autodiff by extending the graph (lecture 7, p.5-13, p.26);
+* :mod:`memlab.memory` -- pools, liveness, the tag planner, offsets, colouring, a verifier (p.14-25);
+* :mod:`memlab.execute` -- one run loop behind the naive, pool and arena runners (p.10-22);
+* :mod:`memlab.models` -- the model zoo and the slides' comparisons (p.22-23, p.28-29, p.35-36);
+* :mod:`memlab.scheduling` -- task graphs and trees (seed 002), apart from the op graph;
+* :mod:`memlab.testing` -- checks shared by the tests and the exercises' hidden tests;
+* :mod:`memlab.viz` (drawings, widgets) and :mod:`memlab.grading` (the grader) on top.
+
+``import memlab`` loads no drawing library, so it stays fast and headless.
 """
 from .errors import (MemlabError, GraphError, CycleError, ShapeError, UnknownOpError, FeedError,
                      PlanError, BudgetError, TreeError, GradingError)
-from .graph import Node, placeholder, constant, topo_order, consumers, check_order
-from .ops import *  # noqa: F401,F403  (the op functions: add, mul, exp, matmul, pool, ...)
-from .ops import __all__ as _ops_all
-from .autodiff import gradients
-from .executor import Executor, RunStats, Step
-# Memory planning (CSE599G1 lecture 7, p.14-29): pools, tag planner, offsets, verifier.
-from .mempool import MemoryPool  # noqa: E402
-from .planner import plan_memory, MemoryPlan, PlanStep  # noqa: E402
-from .offsets import plan_offsets, plan_tags_by_size, live_bytes_lower_bound, OffsetPlan  # noqa: E402
-from .checkplan import check_plan  # noqa: E402
-from . import coloring, models  # noqa: E402
-# Trees and task graphs (seed 002) stand apart from the op graph; import them as modules.
-from . import trees, taskgraph, listsched, mapping  # noqa: E402
-from .trees import Tree  # noqa: E402
-from .taskgraph import TaskGraph  # noqa: E402
+from . import graph, memory, execute, models, scheduling
+from .graph import ops
+from .graph import *  # noqa: F401,F403  (Node, placeholder, constant, topo_order, gradients, ops)
+from .graph import __all__ as _graph_all
+from .execute import Executor, RunStats, Step, Runner
+from .memory import (MemoryPool, plan_memory, MemoryPlan, PlanStep, plan_offsets, plan_tags_by_size,
+                     live_bytes_lower_bound, OffsetPlan, check_plan, Plan, coloring)
+from .scheduling import trees, taskgraph, listsched, mapping, Tree, TaskGraph
+from . import testing
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["MemlabError", "GraphError", "CycleError", "ShapeError", "UnknownOpError", "FeedError",
-           "PlanError", "BudgetError", "TreeError", "GradingError", "Node", "placeholder", "constant",
-           "topo_order", "consumers", "check_order", "gradients", "Executor", "RunStats", "Step",
+           "PlanError", "BudgetError", "TreeError", "GradingError",
+           "graph", "ops", "memory", "execute", "models", "scheduling", "testing",
+           "Executor", "RunStats", "Step", "Runner",
            "MemoryPool", "plan_memory", "MemoryPlan", "PlanStep", "plan_offsets", "plan_tags_by_size",
-           "live_bytes_lower_bound",
-           "OffsetPlan", "check_plan", "coloring", "models",
+           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "Plan", "coloring",
            "trees", "taskgraph", "listsched", "mapping", "Tree", "TaskGraph",
-           *_ops_all]
+           *_graph_all]

@@ -1,5 +1,9 @@
 """Shared test set-up: headless matplotlib, hypothesis profiles."""
 import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/strategies.py, shared by every folder
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -11,8 +15,6 @@ settings.load_profile("memlab")
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """Name the folder of the browser test's screenshots, when it took any."""
-    from pathlib import Path
-
     shots = Path(__file__).resolve().parents[1] / "artifacts" / "browser"
     ran = [r for r in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get("failed", [])
            if "test_browser.py" in r.nodeid and r.when == "call"]

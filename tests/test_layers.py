@@ -1,5 +1,9 @@
-"""Layers point one way: algorithms never import drawing or widget libraries; trees and
-task graphs do not depend on the op graph; the grader does not depend on the algorithms."""
+"""Layers point one way (README, "Architecture"), read from the import statements themselves.
+
+Each subpackage of memlab imports only the layers below it; task graphs and trees depend only on
+the errors; the grader depends on no algorithm; no algorithm imports a drawing or widget library;
+``import memlab`` stays headless.
+"""
 from __future__ import annotations
 
 import ast
@@ -10,63 +14,116 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "memlab"
+#: The layers, lowest first: a module may import its own layer and any layer before it.
+LAYERS = ["errors", "graph", "memory", "cuda", "execute", "checkpoint", "models", "testing", "viz"]
+#: Packages beside the stack, with everything they may import.
+BESIDE = {"scheduling": {"errors", "scheduling"}, "grading": {"errors", "grading"},
+          "cli": {"errors", "cli", "grading"}, "__main__": {"cli"}, "__init__": None}
 DRAWING = {"matplotlib", "ipywidgets", "graphviz", "IPython"}
-OP_GRAPH = {"graph", "ops", "autodiff", "executor"}
-TREE_MODULES = ["trees", "treebase", "postorder", "liu", "treegen", "assembly", "treesim", "mapping",
-                "trees_table", "taskgraph", "listsched", "timeline"]
 
 
-def _imports(path: Path) -> set[str]:
+def imports(path: Path, text: str | None = None) -> set[str]:
+    """Absolute names of every module ``path`` imports (relative imports resolved)."""
+    package = path.relative_to(PKG.parent).with_suffix("").parts[:-1]
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text)):
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            mod = node.module or ""
-            names.add(("." * node.level) + mod)
-            if node.level and not mod:
-                names |= {"." + a.name for a in node.names}
+            base = list(package[:len(package) - node.level + 1]) if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            names.add(mod)
+            if not node.module:
+                names |= {f"{mod}.{a.name}" for a in node.names}
     return names
 
 
-def _algorithm_modules():
-    for p in sorted(PKG.rglob("*.py")):
-        rel = p.relative_to(PKG).parts
-        if rel[0] in ("viz", "grading") or p.name in ("cli.py", "__main__.py"):
-            continue
-        yield p
+def layer_of(path: Path) -> str:
+    """The layer (first component under memlab/) a module belongs to."""
+    part = path.relative_to(PKG).parts[0]
+    return part[:-3] if part.endswith(".py") else part
 
 
-@pytest.mark.parametrize("path", list(_algorithm_modules()), ids=lambda p: str(p.relative_to(PKG)))
+def allowed(layer: str) -> set[str] | None:
+    """Layers ``layer`` may import (None: anything, for memlab/__init__.py)."""
+    if layer in BESIDE:
+        return BESIDE[layer]
+    return set(LAYERS[:LAYERS.index(layer) + 1]) | {"scheduling"}
+
+
+MODULES = sorted(PKG.rglob("*.py"))
+
+
+def test_every_module_belongs_to_a_layer():
+    unknown = {layer_of(p) for p in MODULES} - set(LAYERS) - set(BESIDE)
+    assert not unknown, f"add {unknown} to LAYERS or BESIDE in tests/test_layers.py"
+
+
+def violations(path: Path, text: str | None = None) -> set[str]:
+    """Layers that ``path`` imports but may not."""
+    ok = allowed(layer_of(path))
+    if ok is None:
+        return set()
+    used = {i.split(".")[1] for i in imports(path, text) if i.startswith("memlab.")}
+    return {u for u in used} - ok
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG)))
+def test_imports_point_down(path):
+    bad = violations(path)
+    assert not bad, (f"{path.relative_to(PKG)} (layer {layer_of(path)!r}) imports {sorted(bad)}; "
+                     f"it may import only {sorted(allowed(layer_of(path)))}")
+
+
+def test_the_rule_catches_an_upward_import():
+    """The check is live: memory importing viz, or scheduling importing the graph, fails."""
+    assert violations(PKG / "memory" / "planner.py", "from ..viz import draw_graph\n") == {"viz"}
+    assert violations(PKG / "scheduling" / "liu.py", "import memlab.graph\n") == {"graph"}
+    assert violations(PKG / "grading" / "grade.py", "from ..memory import plan_memory\n") \
+        == {"memory"}
+    assert violations(PKG / "memory" / "planner.py", "from ..graph import Node\n") == set()
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if layer_of(p) != "viz"],
+                         ids=lambda p: str(p.relative_to(PKG)))
 def test_algorithms_do_not_import_drawing_libraries(path):
-    bad = {i for i in _imports(path) if i.split(".")[0] in DRAWING}
+    bad = {i for i in imports(path) if i.split(".")[0] in DRAWING}
     assert not bad, f"{path.name} imports {bad}: drawing belongs in memlab/viz"
 
 
-@pytest.mark.parametrize("name", [m for m in TREE_MODULES if (PKG / f"{m}.py").exists()])
-def test_trees_and_task_graphs_do_not_use_the_op_graph(name):
-    imports = _imports(PKG / f"{name}.py")
-    bad = {i for i in imports if i.lstrip(".").split(".")[0] in OP_GRAPH and i.startswith(".")}
-    bad |= {i for i in imports if i.startswith("memlab.") and i.split(".")[1] in OP_GRAPH}
-    assert not bad, f"{name}.py imports {bad}"
+def test_no_import_cycles_between_modules():
+    graph = {p: {q for q in MODULES if _module_name(q) in imports(p) and q != p} for p in MODULES}
+    state: dict[Path, int] = {}
+
+    def visit(p, stack):
+        state[p] = 1
+        for q in graph[p]:
+            if state.get(q) == 1:
+                cycle = stack[stack.index(q):] + [q]
+                pytest.fail("import cycle: " + " -> ".join(_module_name(c) for c in cycle))
+            if q not in state:
+                visit(q, stack + [q])
+        state[p] = 2
+
+    for p in MODULES:
+        if p not in state:
+            visit(p, [p])
 
 
-def test_grader_does_not_use_the_algorithms():
-    files = list((PKG / "grading").glob("*.py")) + [PKG / "cli.py"]
-    for path in [f for f in files if f.exists()]:
-        for i in _imports(path):
-            parts = i.lstrip(".").split(".")
-            assert not (i.startswith("..") and parts[0] not in ("errors", "grading")), f"{path.name} imports {i}"
-            assert not (i.startswith("memlab.") and parts[1] not in ("errors", "grading")), f"{path.name} imports {i}"
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PKG.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def test_import_memlab_is_headless_and_light():
     code = ("import sys, memlab; bad = [m for m in ('matplotlib', 'ipywidgets', 'graphviz', 'numba') "
             "if m in sys.modules]; print(','.join(bad))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
     assert out == "", f"import memlab pulled in {out}"
 
 
 def test_no_jslink_in_widgets():
     for p in (PKG / "viz").glob("*.py"):
-        assert "widgets.jslink" not in p.read_text() and "jslink(" not in p.read_text(), f"{p.name} uses jslink"
+        text = p.read_text()
+        assert "widgets.jslink" not in text and "jslink(" not in text, f"{p.name} uses jslink"

@@ -1,7 +1,7 @@
 """Pictures of memory versus concurrency and of training plans (lessons 04-05, lecture 7 p.23-29, p.35-36).
 
 Drawing only: what is drawn (tags, implicit dependencies, colour classes,
-schedules, curves) comes from :mod:`memlab.coloring`, :mod:`memlab.planner`
+schedules, curves) comes from :mod:`memlab.memory.coloring`, :mod:`memlab.planner`
 and :mod:`memlab.models`; nothing here decides anything.
 
 * :func:`draw_dependencies` — a graph top to bottom, nodes filled by storage
@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import graphviz
 
-from ..graph import Node, _as_list, topo_order
+from ..graph import Node, as_list, topo_order
 from .graphs import digraph, node_text
 from .palette import LEAF, NEUTRAL, color
 from .plots import finish
@@ -77,7 +77,7 @@ def draw_dependencies(outputs: Node | Iterable[Node], storage: Mapping[Node, int
     thick border of :func:`class_color`; ``highlight``: thick red border.
     Constants (the conv kernels) are left out unless ``hide_constants=False``.
     """
-    order = topo_order(_as_list(outputs))
+    order = topo_order(as_list(outputs))
     shown = _visible(order, hide_constants)
     keep = set(shown)
     storage = storage or {}
@@ -116,7 +116,7 @@ def coloring_frames(outputs: Node | Iterable[Node], paths: Sequence[Sequence[Nod
     coloured with class ``c`` and their rewards reset to 0. The last frame is
     the final colouring. Paths are read as given: this only draws them.
     """
-    outs = _as_list(outputs)
+    outs = as_list(outputs)
     order = list(order) if order is not None else topo_order(outs)
     ops = [n for n in order if n.op.computes]
     reward = {n: 1 for n in ops}
@@ -252,9 +252,9 @@ def draw_training_graph(outputs: Node | Iterable[Node], forward: Node | Iterable
     yet are drawn without their colour and edges into them dashed;
     ``labels`` replaces the text of some nodes (e.g. ``{dW1: "W1-grad"}``).
     """
-    outs = _as_list(outputs)
+    outs = as_list(outputs)
     order = topo_order(outs)
-    fwd = set(topo_order(_as_list(forward)))
+    fwd = set(topo_order(as_list(forward)))
     shown = _visible(order, hide_constants)
     keep = set(shown)
     storage = storage or {}

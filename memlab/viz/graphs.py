@@ -9,8 +9,8 @@ from typing import Iterable, Mapping
 
 import graphviz
 
-from ..graph import Node, _as_list, topo_order
-from ..ops import CONSTANT, PLACEHOLDER
+from ..graph import Node, as_list, topo_order
+from ..graph import CONSTANT, PLACEHOLDER
 from .palette import LEAF, color
 
 
@@ -58,7 +58,7 @@ def draw_graph(outputs: Node | Iterable[Node], storage: Mapping[Node, int] | Non
     ``done`` nodes have solid edges to them, others dashed (p.22's "operation
     completed" / "not completed"); ``values`` adds a value under a node.
     """
-    outs = _as_list(outputs)
+    outs = as_list(outputs)
     order = topo_order(outs)
     hi, dn = set(highlight), set(done)
     storage = storage or {}

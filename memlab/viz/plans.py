@@ -11,7 +11,7 @@ traces (``plan.steps``, ``pool.events``); nothing here decides anything.
 * :func:`planning_frames` — the stepper frames of a tag plan: the initial
   state, then one frame per :class:`~memlab.planner.PlanStep`;
 * :func:`pool_blocks` / :func:`draw_pool` — the blocks of a
-  :class:`~memlab.mempool.MemoryPool` after a prefix of its events, as a
+  :class:`~memlab.memory.pool.MemoryPool` after a prefix of its events, as a
   row of rectangles (in use: filled; cached: outlined);
 * :func:`pool_timeline` — bytes in use and reserved over a pool's events;
 * :func:`draw_layout` — a plan's memory layout: one rectangle per value,
@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import graphviz
 
-from ..graph import Node, _as_list, topo_order
+from ..graph import Node, as_list, topo_order
 from .graphs import digraph
 from .palette import LEAF, NEUTRAL, color
 from .stepper import Frame
@@ -70,7 +70,7 @@ def draw_plan_state(outputs: Node | Iterable[Node], storage: Mapping[Node, int] 
     the others dashed ("operation completed / not completed"). With
     ``done=None`` every edge is solid.
     """
-    outs = _as_list(outputs)
+    outs = as_list(outputs)
     order = list(order) if order is not None else topo_order(outs)
     storage = storage or {}
     dn = None if done is None else set(done)
@@ -115,7 +115,7 @@ def planning_frames(plan: Any, outputs: Node | Iterable[Node] | None = None,
     that just ran. ``captions`` (one per frame) replace the default captions,
     which state each step's action and note.
     """
-    outs = _as_list(outputs) if outputs is not None else list(plan.outputs)
+    outs = as_list(outputs) if outputs is not None else list(plan.outputs)
     steps = list(plan.steps)
     if captions is not None and len(captions) != len(steps) + 1:
         raise ValueError(f"need {len(steps) + 1} captions (initial state + one per step), got {len(captions)}")
@@ -253,7 +253,7 @@ def draw_layout(plan: Any, ax: Any = None, title: str | None = None, lower_bound
     solid line on top.
     """
     import matplotlib.pyplot as plt
-    from ..offsets import lifetimes
+    from ..memory.liveness import lifetimes
 
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize)

@@ -54,7 +54,7 @@ def draw_tree(tree: Any, names: Sequence[str] | Mapping[int, str] | None = None,
               done: Iterable[int] = (), running: int | None = None, show_sizes: bool = True,
               highlight: Iterable[int] = (), fills: Mapping[int, str] | None = None,
               title: str | None = None, size: str | None = None) -> graphviz.Digraph:
-    """Draw an in-tree (:class:`memlab.trees.Tree`) with its root on top.
+    """Draw an in-tree (:class:`memlab.scheduling.trees.Tree`) with its root on top.
 
     ``done``: nodes already processed; those whose parent is not done hold
     their output ``f`` in memory and are coloured, the others are grey.

@@ -1,0 +1,56 @@
+"""Computing one node: the only place where a runner calls an op's numpy code.
+
+:func:`check_feed` matches a feed to the graph's placeholders; :func:`compute_node` runs one op into
+a preallocated output and turns numpy's complaints into a :class:`~memlab.errors.MemlabError`
+naming the node. Every runner of :mod:`memlab.execute` uses both.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import FeedError, MemlabError
+from ..graph import PLACEHOLDER, Node
+
+
+def check_feed(order: Sequence[Node], feed: Mapping[Any, Any]) -> dict[Node, np.ndarray]:
+    """Match the feed to the graph's placeholders (by node or by name) and validate it.
+
+    Python numbers and lists are converted to the placeholder's dtype; a numpy
+    array must already have the right dtype and shape.
+    """
+    by_name = {n.name: n for n in order if n.op is PLACEHOLDER}
+    values: dict[Node, np.ndarray] = {}
+    for key, value in feed.items():
+        node = key if isinstance(key, Node) else by_name.get(key)
+        if node is None:
+            continue  # feeding more than this graph needs is allowed
+        if isinstance(value, (np.ndarray, np.generic)):
+            arr = np.asarray(value)
+            if arr.dtype != node.dtype:
+                raise FeedError(f"placeholder {node.name!r} expects dtype {node.dtype}, fed {arr.dtype}")
+        else:
+            try:
+                arr = np.asarray(value, dtype=node.dtype)
+            except (TypeError, ValueError):
+                raise FeedError(f"placeholder {node.name!r}: cannot convert {type(value).__name__} "
+                                f"to {node.dtype}") from None
+        if arr.shape != node.shape:
+            raise FeedError(f"placeholder {node.name!r} expects shape {list(node.shape)}, fed {list(arr.shape)}")
+        values[node] = arr
+    for n in order:
+        if n.op is PLACEHOLDER and n not in values:
+            raise FeedError(f"placeholder {n.name!r} is missing from the feed")
+    return values
+
+
+def compute_node(node: Node, inputs: list[np.ndarray], out: np.ndarray) -> None:
+    """Run one op into ``out``, turning numpy's complaints into a MemlabError naming the node."""
+    try:
+        with np.errstate(all="ignore"):
+            node.op.compute(node, inputs, out)
+    except MemlabError:
+        raise
+    except Exception as e:  # a bug or a value numpy cannot handle: say where
+        raise MemlabError(f"node {node.name!r} ({node.op.name}) failed: {type(e).__name__}: {e}") from e

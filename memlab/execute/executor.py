@@ -1,0 +1,62 @@
+"""The executor students call: ``Executor(outputs, plan=..., memory=...).run(feed)``.
+
+It picks one :class:`~memlab.execute.runner.Runner` -- naive (p.10-13), pool (p.14-16) or arena
+(p.17-22) -- and runs the graph with it; all three share one run loop.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from ..errors import MemlabError
+from ..graph import Node, as_list, topo_order
+from ..memory.plan import Plan
+from .arena import ArenaRunner
+from .naive import NaiveRunner
+from .pooled import PoolRunner
+from .runner import Runner, RunStats
+
+MEMORY = ("naive", "pool", "arena")
+
+
+class Executor:
+    """Evaluate ``outputs`` given a feed of placeholder values.
+
+    ``Executor(outputs).run(feed)`` is the naive executor: one fresh array per intermediate, never
+    reused (p.10-13). ``Executor(outputs, memory="pool")`` allocates from a caching pool node by
+    node and frees after last use (p.14-16). ``Executor(outputs, plan=plan)`` computes inside a
+    static memory plan (tags or offsets, p.17-22): one arena, every op writing into its view
+    (``memory="arena"`` is implied; asking for another memory with a plan is an error). After a
+    run, ``stats`` is the runner's :class:`~memlab.execute.runner.RunStats` and ``runner`` the
+    runner itself (``runner.pool``, ``runner.arena_bytes``).
+    """
+
+    def __init__(self, outputs: Node | Iterable[Node], plan: Plan | None = None,
+                 memory: str | None = None) -> None:
+        self.outputs = as_list(outputs)
+        if memory is None:
+            memory = "naive" if plan is None else "arena"
+        if memory not in MEMORY:
+            raise MemlabError(f"memory must be one of {', '.join(map(repr, MEMORY))}, "
+                              f"got {memory!r}")
+        if (memory == "arena") != (plan is not None):
+            raise MemlabError("memory='arena' needs plan=, and plan= runs only in an arena; "
+                              f"got memory={memory!r} with plan={type(plan).__name__}")
+        self.runner: Runner
+        if plan is not None:
+            self.runner = ArenaRunner(self.outputs, plan)
+        elif memory == "pool":
+            self.runner = PoolRunner(self.outputs, topo_order(self.outputs))
+        else:
+            self.runner = NaiveRunner(self.outputs, topo_order(self.outputs))
+        self.order = self.runner.order
+
+    @property
+    def stats(self) -> RunStats:
+        """What the last run cost (see :class:`~memlab.execute.runner.RunStats`)."""
+        return self.runner.stats
+
+    def run(self, feed: Mapping[Any, Any] | None = None) -> list[np.ndarray]:
+        """Compute every output; returns their values in order."""
+        return self.runner.run(feed)

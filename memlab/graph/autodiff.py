@@ -1,0 +1,58 @@
+"""Reverse-mode automatic differentiation by extending the graph.
+
+``gradients(y, xs)`` walks the graph backwards and asks each op for the
+gradient of its inputs *as new nodes* (CSE599G1 lecture 7, p.6; assignment 1).
+The result is one bigger graph holding the forward and the backward pass, so
+the same executor runs it, a memory planner sees all of it (p.26-27), and
+gradients of gradients are just gradients of a graph.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import GraphError, ShapeError
+from .node import Node
+from .traverse import as_list, topo_order
+from .ops import add, full, ones_like
+
+
+def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None) -> list[Node]:
+    """Nodes computing d(sum of y * grad_y)/dx for each x in ``xs``.
+
+    ``grad_y`` defaults to ones shaped like ``y`` (the usual seed for a scalar
+    loss). An ``x`` that ``y`` does not depend on gets a zeros node.
+    """
+    if not isinstance(y, Node):
+        raise GraphError(f"gradients: y is {type(y).__name__}, not a Node")
+    xs = as_list(xs)
+    if grad_y is None:
+        grad_y = ones_like(y, name=f"d{y.name}")
+    elif not isinstance(grad_y, Node) or grad_y.shape != y.shape:
+        raise ShapeError(f"gradients: grad_y must be a Node shaped like {y.name}{list(y.shape)}")
+    contributions: dict[Node, list[Node]] = {y: [grad_y]}
+    grad: dict[Node, Node] = {}
+    for node in reversed(topo_order([y])):
+        parts = contributions.pop(node, None)
+        if not parts:
+            continue
+        g = parts[0]
+        for p in parts[1:]:
+            g = add(g, p)
+        grad[node] = g
+        if node.is_leaf:
+            continue
+        try:
+            input_grads = node.op.gradient(node, g)
+        except NotImplementedError:
+            raise GraphError(f"node {node.name!r}: op {node.op.name!r} has no gradient") from None
+        if len(input_grads) != len(node.inputs):
+            raise GraphError(f"op {node.op.name!r} returned {len(input_grads)} gradients "
+                             f"for {len(node.inputs)} inputs of node {node.name!r}")
+        for x, gx in zip(node.inputs, input_grads):
+            if gx is None:
+                continue
+            if gx.shape != x.shape:
+                raise ShapeError(f"gradient of node {node.name!r} for input {x.name!r} has shape "
+                                 f"{list(gx.shape)}, expected {list(x.shape)}")
+            contributions.setdefault(x, []).append(gx)
+    return [grad.get(x) or full(x.shape, 0.0, x.dtype, name=f"zero_d{x.name}") for x in xs]

@@ -1,0 +1,155 @@
+"""The op graph's two objects: an op (compute, shape, in-place, gradient) and a node (a value).
+
+A :class:`Node` is one value of the graph: the output of an op applied to
+input nodes (CSE599G1 lecture 7, p.5 "Recap: computation graph"). Shapes and
+dtypes are inferred when a node is built, so a planner knows every value's
+``nbytes`` before anything runs (p.17 "plan for reuse ahead of time").
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import GraphError, ShapeError, UnknownOpError
+
+_ids = itertools.count()
+DEFAULT_DTYPE = np.dtype(np.float32)
+
+
+class Op:
+    """Base class of all ops. Subclasses override the four hooks below."""
+
+    name = "op"
+    computes = True  # False for placeholders and constants: given, not computed
+
+    def infer(self, node: Node) -> tuple[tuple[int, ...], np.dtype]:
+        """Output shape and dtype from ``node.inputs`` and ``node.attrs``; raise ShapeError."""
+        raise NotImplementedError
+
+    def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        """Write ``op(*inputs)`` into the preallocated array ``out`` (numpy ``out=``)."""
+        raise NotImplementedError(f"op {self.name!r} has no numpy compute")
+
+    def inplace(self, node: Node) -> tuple[int, ...]:
+        """Positions of inputs whose memory the output may take (p.19 "inplace").
+
+        The op must compute correctly when ``out`` *is* that input's array.
+        """
+        return ()
+
+    def gradient(self, node: Node, grad: Node) -> list[Node | None]:
+        """Gradient nodes for each input, given the gradient ``grad`` of ``node``.
+
+        ``None`` means "no gradient" (zero, or not differentiable, like labels).
+        """
+        raise NotImplementedError(f"op {self.name!r} has no gradient")
+
+    def __call__(self, *inputs: Any, name: str | None = None, **attrs: Any) -> Node:
+        like = next((x for x in inputs if isinstance(x, Node)), None)
+        return Node(self, [as_node(x, like) for x in inputs], name=name, attrs=attrs)
+
+    def __repr__(self) -> str:
+        return f"<Op {self.name}>"
+
+
+class _Leaf(Op):
+    computes = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def infer(self, node: Node) -> tuple[tuple[int, ...], np.dtype]:  # pragma: no cover
+        raise ShapeError(f"a {self.name} needs an explicit shape and dtype")
+
+    def gradient(self, node: Node, grad: Node) -> list[Node | None]:
+        return []
+
+
+PLACEHOLDER = _Leaf("placeholder")
+CONSTANT = _Leaf("constant")
+
+
+class Node:
+    """One value of a computational graph: ``op(*inputs, **attrs)``.
+
+    Attributes: ``op`` (an :class:`~memlab.ops.Op`), ``inputs`` (nodes),
+    ``attrs`` (op parameters), ``name``, ``shape``, ``dtype``, ``nbytes`` and,
+    for constants, ``value``. Python operators build new nodes, so
+    ``exp(a * b + 3)`` is a graph of four ops (p.10); :mod:`memlab.graph.ops`
+    binds them when it loads, so this module needs no op.
+    """
+
+    __array_priority__ = 100  # so numpy scalars defer to Node's operators
+
+    def __init__(self, op: Op, inputs: Sequence["Node"] = (), name: str | None = None,
+                 attrs: dict[str, Any] | None = None, shape: Sequence[int] | None = None,
+                 dtype: Any = None, value: np.ndarray | None = None) -> None:
+        self.id = next(_ids)
+        self.op = op
+        self.inputs = list(inputs)
+        self.attrs = dict(attrs or {})
+        self.value = value
+        self.name = name or f"{getattr(op, 'name', 'node')}_{self.id}"
+        if not isinstance(op, Op):
+            raise UnknownOpError(f"node {self.name!r}: {op!r} is not a memlab Op")
+        for i, x in enumerate(self.inputs):
+            if not isinstance(x, Node):
+                raise GraphError(f"node {self.name!r}: input {i} is {type(x).__name__}, not a Node")
+        if shape is None or dtype is None:
+            try:
+                s, d = op.infer(self)
+            except ShapeError as e:
+                raise ShapeError(f"node {self.name!r} ({op.name}): {e}") from None
+            shape = s if shape is None else shape
+            dtype = d if dtype is None else dtype
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        if any(n < 0 for n in self.shape):
+            raise ShapeError(f"node {self.name!r}: negative dimension in shape {self.shape}")
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes needed to hold this value."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def is_leaf(self) -> bool:
+        """Placeholders and constants: values that are given, not computed."""
+        return not self.op.computes
+
+    def __repr__(self) -> str:
+        return f"<{self.name}: {self.op.name}{list(self.shape)} {self.dtype}>"
+
+
+def placeholder(name: str, shape: Sequence[int] = (), dtype: Any = DEFAULT_DTYPE) -> Node:
+    """An input value, fed at run time (``a`` and ``b`` on p.10)."""
+    return Node(PLACEHOLDER, (), name=name, shape=tuple(shape), dtype=dtype)
+
+
+def constant(value: Any, name: str | None = None, dtype: Any = None) -> Node:
+    """A constant value baked into the graph (the ``3`` of ``exp(a*b+3)``)."""
+    arr = np.asarray(value, dtype=dtype)
+    if dtype is None and arr.dtype == np.float64 and not isinstance(value, np.ndarray):
+        arr = arr.astype(DEFAULT_DTYPE)  # Python floats default to float32, like placeholders
+    if name is None:
+        name = f"{arr.item():g}" if arr.ndim == 0 and arr.dtype.kind in "fiu" else None
+    return Node(CONSTANT, (), name=name, shape=arr.shape, dtype=arr.dtype, value=arr)
+
+
+def as_node(x: Any, like: Node | None = None) -> Node:
+    """``x`` if it is a node, else a constant (with ``like``'s dtype for Python numbers)."""
+    if isinstance(x, Node):
+        return x
+    if like is not None and np.ndim(x) == 0 and like.dtype.kind == "f":
+        return constant(x, dtype=like.dtype)
+    return constant(x)
+
+
+

@@ -1,0 +1,90 @@
+"""Traversal of the op graph: topological order, consumers, user-given orders.
+
+The executor and every planner walk the graph "by topo order" (CSE599G1
+lecture 7, p.12); :func:`consumers` gives who reads each value, the basis of
+reference counts (p.22) and lifetimes.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from ..errors import CycleError, GraphError, PlanError
+from .node import Node
+
+
+def as_list(outputs: Node | Iterable[Node]) -> list[Node]:
+    if isinstance(outputs, Node):
+        return [outputs]
+    out = list(outputs)
+    for i, x in enumerate(out):
+        if not isinstance(x, Node):
+            raise GraphError(f"output {i} is {type(x).__name__}, not a Node")
+    return out
+
+
+def topo_order(outputs: Node | Iterable[Node]) -> list[Node]:
+    """Every node the outputs depend on, each after its inputs (p.12 "traverse by topo order").
+
+    Depth-first post-order, iterative so deep graphs do not hit the recursion
+    limit. Raises :class:`CycleError` naming a node on the cycle.
+    """
+    order: list[Node] = []
+    state: dict[int, int] = {}  # 1 = on the stack, 2 = done
+    for root in as_list(outputs):
+        if state.get(root.id) == 2:
+            continue
+        stack: list[tuple[Node, int]] = [(root, 0)]
+        state[root.id] = 1
+        while stack:
+            node, i = stack[-1]
+            if i < len(node.inputs):
+                stack[-1] = (node, i + 1)
+                child = node.inputs[i]
+                s = state.get(child.id)
+                if s == 1:
+                    raise CycleError(f"the graph has a cycle through node {child.name!r}")
+                if s is None:
+                    state[child.id] = 1
+                    stack.append((child, 0))
+            else:
+                stack.pop()
+                state[node.id] = 2
+                order.append(node)
+    return order
+
+
+def consumers(order: Sequence[Node]) -> dict[Node, list[Node]]:
+    """For each node of ``order``, the nodes of ``order`` that read it (once per use)."""
+    out: dict[Node, list[Node]] = {n: [] for n in order}
+    for n in order:
+        for x in n.inputs:
+            if x in out:
+                out[x].append(n)
+    return out
+
+
+def check_order(outputs: Node | Iterable[Node], order: Sequence[Node]) -> list[Node]:
+    """Validate a user-given execution order: every needed node once, inputs first.
+
+    Raises :class:`~memlab.errors.PlanError` naming the first offending node.
+    """
+    needed = topo_order(outputs)
+    need = set(needed)
+    seen: set[Node] = set()
+    result = []
+    for n in order:
+        if not isinstance(n, Node):
+            raise PlanError(f"order contains {type(n).__name__}, not a Node")
+        if n in seen:
+            raise PlanError(f"order lists node {n.name!r} twice")
+        if n not in need:
+            raise PlanError(f"order lists node {n.name!r}, which the outputs do not need")
+        for x in n.inputs:
+            if x not in seen:
+                raise PlanError(f"order is not topological: node {n.name!r} comes before its input {x.name!r}")
+        seen.add(n)
+        result.append(n)
+    missing = [n.name for n in needed if n not in seen]
+    if missing:
+        raise PlanError(f"order is missing node(s) {', '.join(map(repr, missing[:5]))}")
+    return result

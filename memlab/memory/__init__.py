@@ -1,0 +1,20 @@
+"""Memory planning for the op graph (CSE599G1 lecture 7, p.14-25).
+
+Dynamic allocation through a caching pool (:mod:`.pool`, p.14-16); liveness and reference counts,
+computed once (:mod:`.liveness`); the lecture's tag planner with in-place, sharing and the box of
+free tags (:mod:`.planner`, p.17-22); byte offsets in one arena, tags chosen with every lifetime
+known, and the live-bytes lower bound (:mod:`.offsets`); longest-path colouring and the implicit
+dependencies sharing adds (:mod:`.longest_path`, :mod:`.coloring`, p.23-25); an independent
+verifier of any :class:`Plan` (:mod:`.checkplan`). Imports :mod:`memlab.graph` and below.
+"""
+from .plan import Plan, TagPlan, ALIGN, align
+from .pool import MemoryPool
+from .liveness import reference_counts, lifetimes, prepare
+from .planner import plan_memory, MemoryPlan, PlanStep, Box
+from .offsets import plan_offsets, plan_tags_by_size, live_bytes_lower_bound, OffsetPlan
+from .checkplan import check_plan
+from . import coloring
+
+__all__ = ["Plan", "TagPlan", "ALIGN", "align", "MemoryPool", "reference_counts", "lifetimes", "prepare",
+           "plan_memory", "MemoryPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
+           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring"]

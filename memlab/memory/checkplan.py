@@ -1,0 +1,99 @@
+"""An independent verifier of memory plans (tags or offsets).
+
+:func:`check_plan` trusts nothing the planners computed except the answer:
+it re-validates the order against the graph, recomputes every value's
+lifetime from the graph and the order with its own code, and checks that no
+two values alive at the same step overlap in the arena. The one exception
+is the in-place pair of p.19-20: an op may write its output exactly over an
+input it is allowed to overwrite (``node.op.inplace(node)``), when that op
+is the input's last consumer. The tests use it; the planners do not.
+"""
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+
+from ..errors import PlanError
+from ..graph import Node, check_order
+from .plan import Plan, TagPlan
+
+
+def _own_lifetimes(order: list[Node], outputs: list[Node]) -> tuple[dict[Node, int], dict[Node, int]]:
+    born, dies = {}, {}
+    for i, n in enumerate(order):
+        if n.op.computes:
+            born[n] = dies[n] = i
+        for x in n.inputs:
+            if x in dies:
+                dies[x] = i
+    for o in outputs:
+        if o in dies:
+            dies[o] = len(order)
+    return born, dies
+
+
+def check_plan(plan: Plan) -> None:
+    """Raise :class:`PlanError` naming two nodes if values alive together overlap in memory.
+
+    Works for any plan with ``outputs``, ``order``, ``offset`` (node -> byte
+    offset) and ``total_bytes``; for tag plans it also checks every value
+    fits its storage (``storage``, ``storage_bytes``). Also raises on a
+    non-topological order, a missing or misaligned offset, or a value that
+    runs past the arena.
+    """
+    if not isinstance(plan, Plan):
+        raise PlanError(f"check_plan needs a memory plan (outputs, order, offset, total_bytes), "
+                        f"got {type(plan).__name__}")
+    outputs = list(plan.outputs)
+    order = check_order(outputs, list(plan.order))
+    offset: dict[Node, int] = dict(plan.offset)
+    total = int(plan.total_bytes)
+    storage = plan.storage if isinstance(plan, TagPlan) else None
+    sbytes = plan.storage_bytes if isinstance(plan, TagPlan) else None
+    born, dies = _own_lifetimes(order, outputs)
+    size = {n: math.prod(n.shape) * n.dtype.itemsize for n in born}
+    for n in born:
+        if n not in offset:
+            raise PlanError(f"node {n.name!r} has no place in the plan")
+        o = offset[n]
+        if o < 0 or o % n.dtype.itemsize:
+            raise PlanError(f"node {n.name!r} has a bad offset {o} (negative or not aligned "
+                            f"to its itemsize {n.dtype.itemsize})")
+        if size[n] <= 0 or o + size[n] > total:
+            raise PlanError(f"node {n.name!r} ({size[n]} bytes at offset {o}) does not fit "
+                            f"the arena of {total} bytes")
+        if storage is not None and sbytes is not None and size[n] > sbytes[storage[n]]:
+            raise PlanError(f"node {n.name!r} ({size[n]} bytes) does not fit its storage "
+                            f"{storage[n]} of {sbytes[storage[n]]} bytes")
+    # Sweep the steps keeping the alive values sorted by offset; they never
+    # overlap one another, so a new value only needs its neighbours checked.
+    alive: list[tuple[int, int, int, Node]] = []  # (offset, end, serial, node)
+    dying: dict[int, list[Node]] = {}
+    for n, d in dies.items():
+        dying.setdefault(d, []).append(n)
+    for i, n in enumerate(order):
+        if n in born:
+            lo, hi = offset[n], offset[n] + size[n]
+            j = bisect_left(alive, (hi, -1))
+            while j > 0 and alive[j - 1][1] > lo:
+                j -= 1
+                x = alive[j][3]
+                if not _inplace_ok(n, x, i, offset, size, dies):
+                    raise PlanError(
+                        f"nodes {x.name!r} and {n.name!r} are alive together at step {i} "
+                        f"({n.name!r} is computed while {x.name!r} is needed until step {dies[x]}) "
+                        f"and overlap in memory: [{alive[j][0]}, {alive[j][1]}) and [{lo}, {hi})")
+        for x in dying.pop(i, ()):
+            if x is not n:
+                k = bisect_left(alive, (offset[x], offset[x] + size[x], born[x]))
+                del alive[k]
+        if n in born and dies[n] > i:
+            insort(alive, (offset[n], offset[n] + size[n], born[n], n))
+
+
+def _inplace_ok(node: Node, x: Node, step: int, offset: dict[Node, int],
+                size: dict[Node, int], dies: dict[Node, int]) -> bool:
+    """May ``node`` share ``x``'s memory? Only exactly, as an allowed in-place input dying here."""
+    if dies[x] != step or offset[x] != offset[node] or size[x] != size[node]:
+        return False
+    return any(node.inputs[p] is x for p in node.op.inplace(node))

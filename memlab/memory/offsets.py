@@ -1,0 +1,153 @@
+"""Beyond tags: byte offsets in one arena, and a lower bound on any plan.
+
+A tag plan gives each storage its own slot; an **offset plan** places every
+value at a byte offset of one arena, so a small value can sit in the hole a
+big one left. :func:`plan_offsets` is the greedy-by-size, best-fit placement
+of TensorFlow Lite's arena planner, written by us: values (after merging
+in-place chains, p.19) are placed biggest first, each in the smallest gap
+left by the already placed values whose lifetimes overlap its own, or after
+all of them. :func:`live_bytes_lower_bound` is the most bytes alive at any
+step of the order: no plan for that order can use less.
+
+A value is alive from the step that computes it to the step of its last
+consumer (graph outputs: to the end). Two values alive at the same step
+must not overlap, except an in-place pair: an input whose last consumer
+is the op may share exactly its memory with the op's output (p.20).
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..graph import Node
+from .liveness import inplace_clusters, inplace_partner, lifetimes, prepare
+from .plan import Plan, align
+from .planner import MemoryPlan
+
+
+@dataclass
+class OffsetPlan:
+    """Byte offsets of every computed value in one arena of ``total_bytes``.
+
+    ``clusters`` are the in-place chains placed as one block (each a list of
+    nodes sharing one offset); ``offset[node]`` is aligned to 64 bytes.
+    """
+
+    outputs: list[Node]
+    order: list[Node]
+    offset: dict[Node, int]
+    total_bytes: int
+    inplace: bool = True
+    clusters: list[list[Node]] = field(default_factory=list)
+    kind = "offsets"
+
+    def __repr__(self) -> str:
+        return f"<OffsetPlan {len(self.offset)} values, {self.total_bytes} bytes>"
+
+
+def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
+                 inplace: bool = True) -> OffsetPlan:
+    """Greedy-by-size best-fit offsets (TensorFlow Lite's arena planner) over the values' lifetimes.
+
+    ``inplace`` merges an op's output with an input it may overwrite when the
+    op is that input's last consumer (p.19-20), as the tag planner does.
+    """
+    outs, order, sizes = prepare(outputs, order)
+    life = lifetimes(order, outs)
+    clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
+    m = len(clusters)
+    first = np.array([life[c[0]][0] for c in clusters], dtype=np.int64)
+    last = np.array([life[c[-1]][1] for c in clusters], dtype=np.int64)
+    size = np.array([align(max(sizes[v] for v in c)) for c in clusters], dtype=np.int64)
+    rank = sorted(range(m), key=lambda k: (-size[k], first[k], k))
+    p_first = np.empty(m, np.int64)
+    p_last = np.empty(m, np.int64)
+    p_off = np.empty(m, np.int64)
+    p_size = np.empty(m, np.int64)
+    off = np.zeros(m, np.int64)
+    total = 0
+    for j, k in enumerate(rank):
+        a, b, s = first[k], last[k], size[k]
+        mask = (p_first[:j] <= b) & (p_last[:j] >= a)
+        o = p_off[:j][mask]
+        pos = 0
+        if o.size:
+            e = o + p_size[:j][mask]
+            idx = np.argsort(o, kind="stable")
+            o, e = o[idx], e[idx]
+            prev = np.maximum.accumulate(np.concatenate(([0], e)))
+            gaps = o - prev[:-1]
+            fits = np.flatnonzero(gaps >= s)
+            if fits.size:
+                pos = int(prev[fits[np.argmin(gaps[fits])]])
+            else:
+                pos = int(prev[-1])
+        off[k] = pos
+        p_first[j], p_last[j], p_off[j], p_size[j] = a, b, pos, s
+        total = max(total, pos + int(s))
+    offset = {v: int(off[k]) for k, c in enumerate(clusters) for v in c}
+    return OffsetPlan(outs, order, offset, total, inplace, clusters)
+
+
+def live_bytes_lower_bound(plan: Plan) -> int:
+    """The most bytes alive at any step of ``plan.order`` (a lower bound on ``plan.total_bytes``).
+
+    At each step it sums the computed values alive there; when the plan
+    allows in-place (``plan.inplace``), an input that dies at the step and
+    that the op may overwrite is counted once with the op's output, since
+    they may share memory (p.20). Placeholders and constants are not counted.
+    """
+    outs, order, sizes = prepare(plan.outputs, plan.order)
+    out_set = set(outs)
+    life = lifetimes(order, outs)
+    delta = np.zeros(len(order) + 2, np.int64)
+    for n, (a, b) in life.items():
+        delta[a] += sizes[n]
+        delta[b + 1] -= sizes[n]
+    live = np.cumsum(delta)[:len(order) + 1]
+    if getattr(plan, "inplace", True):
+        for i, n in enumerate(order):
+            if n in sizes:
+                x = inplace_partner(n, life, i, sizes, out_set)
+                if x is not None:
+                    live[i] -= sizes[x]
+    return int(live.max()) if live.size else 0
+
+
+def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
+                      inplace: bool = True) -> MemoryPlan:
+    """Tags chosen with the whole graph in view: greedy by size over lifetimes.
+
+    Beyond the lecture: the tag planner of p.22 decides online, op by op, so
+    a tag it grows for one value stays big. Knowing every lifetime ahead of
+    time, we can instead take the in-place chains biggest first and put each
+    into the first tag none of whose chains is alive at the same time (a new
+    tag if none), as TensorFlow Lite does for its shared objects. Same
+    :class:`~memlab.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``).
+    """
+    outs, order, sizes = prepare(outputs, order)
+    life = lifetimes(order, outs)
+    clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
+    span = [(life[c[0]][0], life[c[-1]][1]) for c in clusters]
+    need = [max(sizes[v] for v in c) for c in clusters]
+    busy: list[list[tuple[int, int]]] = []  # per tag: sorted, disjoint (first, last) intervals
+    storage: dict[Node, int] = {}
+    sbytes: dict[int, int] = {}
+    for k in sorted(range(len(clusters)), key=lambda k: (-need[k], span[k][0], k)):
+        a, b = span[k]
+        for sid, intervals in enumerate(busy):
+            j = bisect_left(intervals, (a, b))
+            if (j == 0 or intervals[j - 1][1] < a) and (j == len(intervals) or intervals[j][0] > b):
+                intervals.insert(j, (a, b))
+                break
+        else:
+            sid = len(busy)
+            busy.append([(a, b)])
+            sbytes[sid] = need[k]
+        for v in clusters[k]:
+            storage[v] = sid
+    pairs = [(c[i], c[i + 1]) for c in clusters for i in range(len(c) - 1)]
+    return MemoryPlan(outs, order, storage, sbytes, inplace=inplace, share=True, inplace_pairs=pairs)

@@ -1,0 +1,45 @@
+"""What every memory plan is: an execution order and a byte offset for each computed value.
+
+The tag planner (:mod:`.planner`, p.22) and the offset planner (:mod:`.offsets`) both produce a
+:class:`Plan`; the verifier (:func:`~memlab.memory.checkplan.check_plan`), the lower bound and the
+arena runner accept any :class:`Plan`. Offsets are aligned to :data:`ALIGN` bytes.
+"""
+from __future__ import annotations
+
+from typing import Protocol, Sequence, runtime_checkable
+
+from ..graph import Node
+
+ALIGN = 64          #: every storage (and offset) is aligned to 64 bytes, a cache line
+
+
+def align(nbytes: int) -> int:
+    """``nbytes`` rounded up to a multiple of :data:`ALIGN`."""
+    return -(-nbytes // ALIGN) * ALIGN
+
+
+@runtime_checkable
+class Plan(Protocol):
+    """A static memory plan (p.17): ``outputs``, an execution ``order``, ``offset[node]`` (bytes
+    into one arena) for every computed value, and the arena's ``total_bytes``.
+
+    Planners' plans also say ``kind`` (``"tags"`` or ``"offsets"``) and ``inplace`` (whether
+    in-place pairs, p.19-20, may share memory; taken as True when absent).
+    """
+
+    outputs: Sequence[Node]
+    order: Sequence[Node]
+
+    @property
+    def offset(self) -> dict[Node, int]: ...
+
+    @property
+    def total_bytes(self) -> int: ...
+
+
+@runtime_checkable
+class TagPlan(Plan, Protocol):
+    """A plan by tags (p.22): ``storage[node]`` is a value's tag, ``storage_bytes[tag]`` its size."""
+
+    storage: dict[Node, int]
+    storage_bytes: dict[int, int]

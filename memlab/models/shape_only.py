@@ -1,0 +1,234 @@
+"""Shape-only networks big enough for the lecture's memory estimates (p.29, p.35).
+
+At ImageNet sizes a numpy compute is pointless: a planner needs only shapes.
+A :class:`ShapeOnly` op carries a name, an output shape, an in-place flag
+and which values its backward reads (``saves``); its gradient builds more
+shape-only nodes, so ``ml.gradients`` produces the backward graph and the
+planner sees what training must keep alive. Tensors are ``(N, C, H, W)``
+float32; weights are placeholders (given, not planned). Residual sums use
+the real ``ml.add`` (in-place allowed).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import MemlabError
+from ..graph import Node, Op, add, placeholder, topo_order
+
+_OPS: dict[tuple, "ShapeOnly"] = {}
+
+
+class ShapeOnly(Op):
+    """An op with a name, a shape and an in-place flag, and no compute.
+
+    ``saves``: what its backward reads besides the incoming gradient:
+    ``"inputs"`` (conv, fc, batchnorm), ``"output"`` (relu, sigmoid, tanh,
+    dropout), ``"both"`` (max pooling) or ``"none"`` (add, concat).
+    ``grad_inplace``: the gradient op may overwrite the incoming gradient.
+    """
+
+    def __init__(self, name: str, inplace: bool = False, saves: str = "inputs",
+                 grad_inplace: bool = False) -> None:
+        self.name, self.inplace_ok, self.saves, self.grad_inplace = name, inplace, saves, grad_inplace
+
+    def infer(self, node: Node) -> tuple[tuple[int, ...], np.dtype]:
+        return tuple(node.attrs["shape"]), np.dtype(node.attrs.get("dtype", np.float32))
+
+    def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        raise MemlabError(f"node {node.name!r}: {self.name} is a shape-only op, with no numpy compute")
+
+    def inplace(self, node: Node) -> tuple[int, ...]:
+        if self.inplace_ok and node.inputs and node.inputs[0].shape == node.shape \
+                and node.inputs[0].dtype == node.dtype:
+            return (0,)
+        return ()
+
+    def gradient(self, node: Node, grad: Node) -> list[Node | None]:
+        floats = [x for x in node.inputs if x.dtype.kind == "f"]
+        saved = {"inputs": floats, "output": [node], "both": floats + [node], "none": []}[self.saves]
+        gop = shape_op(self.name + "_grad", inplace=self.grad_inplace, saves="none")
+        return [gop(grad, *saved, shape=x.shape) if x.dtype.kind == "f" else None
+                for x in node.inputs]
+
+
+def shape_op(name: str, inplace: bool = False, saves: str = "inputs", grad_inplace: bool = False) -> ShapeOnly:
+    """The (cached) shape-only op with these properties."""
+    key = (name, inplace, saves, grad_inplace)
+    if key not in _OPS:
+        _OPS[key] = ShapeOnly(name, inplace, saves, grad_inplace)
+    return _OPS[key]
+
+
+def _param(shape: Sequence[int], name: str) -> Node:
+    return placeholder(name, tuple(shape))
+
+
+def conv2d(x: Node, out_ch: int, k: int, stride: int = 1, pad: int | None = None) -> Node:
+    """Shape-only 2-D convolution ``(N, C, H, W) -> (N, out_ch, H', W')`` with its weight."""
+    n, c, h, w = x.shape
+    p = k // 2 if pad is None else pad
+    ho, wo = (h + 2 * p - k) // stride + 1, (w + 2 * p - k) // stride + 1
+    return shape_op("conv2d")(x, _param((out_ch, c, k, k), "w"), shape=(n, out_ch, ho, wo))
+
+
+def fc(x: Node, out: int) -> Node:
+    """Shape-only fully connected layer ``(N, ...) -> (N, out)``."""
+    return shape_op("fc")(x, _param((int(np.prod(x.shape[1:])), out), "w"), shape=(x.shape[0], out))
+
+
+def relu(x: Node) -> Node:
+    """Shape-only relu: in place, backward reads its output, gradient in place."""
+    return shape_op("relu", inplace=True, saves="output", grad_inplace=True)(x, shape=x.shape)
+
+
+def batchnorm(x: Node) -> Node:
+    """Shape-only batch normalisation (backward reads its input)."""
+    return shape_op("batchnorm")(x, _param(x.shape[1:2], "gamma"), shape=x.shape)
+
+
+def lrn(x: Node) -> Node:
+    """Shape-only local response normalisation (AlexNet, GoogLeNet)."""
+    return shape_op("lrn", saves="both")(x, shape=x.shape)
+
+
+def dropout(x: Node) -> Node:
+    """Shape-only dropout: in place; backward reads the mask (counted as its output)."""
+    return shape_op("dropout", inplace=True, saves="output", grad_inplace=True)(x, shape=x.shape)
+
+
+def pool2d(x: Node, k: int, stride: int, pad: int = 0, kind: str = "max") -> Node:
+    """Shape-only max (backward reads input and output) or average pooling."""
+    n, c, h, w = x.shape
+    ho, wo = -(-(h + 2 * pad - k) // stride) + 1, -(-(w + 2 * pad - k) // stride) + 1
+    op = shape_op("maxpool", saves="both") if kind == "max" else shape_op("avgpool", saves="none")
+    return op(x, shape=(n, c, ho, wo))
+
+
+def concat_channels(*xs: Node) -> Node:
+    """Shape-only concatenation along channels (GoogLeNet's inception output)."""
+    n, _, h, w = xs[0].shape
+    return shape_op("concat", saves="none")(*xs, shape=(n, sum(x.shape[1] for x in xs), h, w))
+
+
+def softmax_loss(x: Node) -> Node:
+    """Shape-only softmax cross-entropy against integer labels: a scalar loss."""
+    labels = placeholder("labels", (x.shape[0],), np.int32)
+    return shape_op("softmax_xent")(x, labels, shape=())
+
+
+def alexnet(batch: int = 64) -> dict[str, Any]:
+    """AlexNet-like: 5 convs with relu, lrn and max pooling, 3 fc layers with dropout."""
+    x = placeholder("data", (batch, 3, 224, 224))
+    h = lrn(relu(conv2d(x, 96, 11, 4, 2)))
+    h = pool2d(h, 3, 2)
+    h = pool2d(lrn(relu(conv2d(h, 256, 5))), 3, 2)
+    for ch in (384, 384, 256):
+        h = relu(conv2d(h, ch, 3))
+    h = pool2d(h, 3, 2)
+    for width in (4096, 4096):
+        h = dropout(relu(fc(h, width)))
+    return _model(x, softmax_loss(fc(h, 1000)))
+
+
+def vgg(batch: int = 64, layers: Sequence[int] = (2, 2, 3, 3, 3)) -> dict[str, Any]:
+    """VGG-16-like: blocks of 3x3 conv + relu and max pooling, then 3 fc layers with dropout."""
+    x = placeholder("data", (batch, 3, 224, 224))
+    h = x
+    for ch, reps in zip((64, 128, 256, 512, 512), layers):
+        for _ in range(reps):
+            h = relu(conv2d(h, ch, 3))
+        h = pool2d(h, 2, 2)
+    for width in (4096, 4096):
+        h = dropout(relu(fc(h, width)))
+    return _model(x, softmax_loss(fc(h, 1000)))
+
+
+def _inception(x: Node, c1: int, c3r: int, c3: int, c5r: int, c5: int, cp: int) -> Node:
+    b1 = relu(conv2d(x, c1, 1))
+    b3 = relu(conv2d(relu(conv2d(x, c3r, 1)), c3, 3))
+    b5 = relu(conv2d(relu(conv2d(x, c5r, 1)), c5, 5))
+    bp = relu(conv2d(pool2d(x, 3, 1, 1), cp, 1))
+    return concat_channels(b1, b3, b5, bp)
+
+
+_INCEPTION = {"3a": (64, 96, 128, 16, 32, 32), "3b": (128, 128, 192, 32, 96, 64),
+              "4a": (192, 96, 208, 16, 48, 64), "4b": (160, 112, 224, 24, 64, 64),
+              "4c": (128, 128, 256, 24, 64, 64), "4d": (112, 144, 288, 32, 64, 64),
+              "4e": (256, 160, 320, 32, 128, 128), "5a": (256, 160, 320, 32, 128, 128),
+              "5b": (384, 192, 384, 48, 128, 128)}
+
+
+def googlenet(batch: int = 64) -> dict[str, Any]:
+    """GoogLeNet-like (Inception v1): stem, nine inception modules, average pooling, fc."""
+    x = placeholder("data", (batch, 3, 224, 224))
+    h = pool2d(relu(conv2d(x, 64, 7, 2, 3)), 3, 2)
+    h = lrn(h)
+    h = relu(conv2d(relu(conv2d(h, 64, 1)), 192, 3))
+    h = pool2d(lrn(h), 3, 2)
+    for name, cfg in _INCEPTION.items():
+        h = _inception(h, *cfg)
+        if name in ("3b", "4e"):
+            h = pool2d(h, 3, 2)
+    h = dropout(pool2d(h, h.shape[2], 1, kind="avg"))
+    return _model(x, softmax_loss(fc(h, 1000)))
+
+
+def resnet(layers: int = 152, batch: int = 32, image: int = 224) -> dict[str, Any]:
+    """A pre-activation bottleneck ResNet of about ``layers`` layers (100 to 1000 and more).
+
+    ``(layers - 2) // 3`` units of (bn, relu, 1x1 conv, bn, relu, 3x3 conv,
+    bn, relu, 1x1 conv) + shortcut, spread over four stages like ResNet-152
+    (3 : 8 : 36 : 3), widths 256-2048, after a 7x7 stem and max pooling.
+    """
+    units = max(4, (layers - 2) // 3)
+    share = (3, 8, 36, 3)
+    per = [max(1, round(units * s / 50)) for s in share]
+    per[2] += units - sum(per)
+    x = placeholder("data", (batch, 3, image, image))
+    h = pool2d(relu(batchnorm(conv2d(x, 64, 7, 2, 3))), 3, 2, 1)
+    for stage, (n_units, width) in enumerate(zip(per, (256, 512, 1024, 2048))):
+        for u in range(n_units):
+            stride = 2 if (u == 0 and stage > 0) else 1
+            a = relu(batchnorm(h))
+            short = conv2d(a, width, 1, stride) if u == 0 else h
+            r = conv2d(a, width // 4, 1, stride)
+            r = conv2d(relu(batchnorm(r)), width // 4, 3)
+            r = conv2d(relu(batchnorm(r)), width, 1)
+            h = add(r, short)
+    h = pool2d(relu(batchnorm(h)), h.shape[2], 1, kind="avg")
+    return _model(x, softmax_loss(fc(h, 1000)))
+
+
+def _model(data: Node, loss: Node) -> dict[str, Any]:
+
+    params = [n for n in topo_order(loss) if n.op.name == "placeholder" and n.name in ("w", "gamma")]
+    return {"data": data, "loss": loss, "params": params}
+
+
+def lstm(steps: int = 40, batch: int = 1024, hidden: int = 1024, layers: int = 1) -> dict[str, Any]:
+    """A shape-only LSTM unrolled ``steps`` times, ``layers`` deep, loss on the last step.
+
+    Per step and layer, as in MXNet's LSTM example: per gate ``fc(x) + fc(h)``,
+    sigmoid / tanh gates, ``c = f*c + i*g`` and ``h = o * tanh(c)``.
+    """
+    sig = shape_op("sigmoid", inplace=True, saves="output", grad_inplace=True)
+    tnh = shape_op("tanh", inplace=True, saves="output", grad_inplace=True)
+    emul = shape_op("mul", saves="inputs", grad_inplace=True)
+    eadd = shape_op("add", inplace=True, saves="none", grad_inplace=True)
+    shp = (batch, hidden)
+    h0 = [placeholder(f"h0_{l}", shp) for l in range(layers)]
+    c0 = [placeholder(f"c0_{l}", shp) for l in range(layers)]
+    h, c = list(h0), list(c0)
+    for t in range(steps):
+        x = placeholder(f"x{t}", shp)
+        for l in range(layers):
+            pre = [eadd(fc(x, hidden), fc(h[l], hidden), shape=shp) for _ in range(4)]
+            i, f, o = (sig(p, shape=shp) for p in pre[:3])
+            g = tnh(pre[3], shape=shp)
+            c[l] = eadd(emul(f, c[l], shape=shp), emul(i, g, shape=shp), shape=shp)
+            h[l] = emul(o, tnh(c[l], shape=shp), shape=shp)
+            x = h[l]
+    loss = softmax_loss(fc(x, 10))
+    return {"data": h0[0], "loss": loss, "params": h0 + c0}

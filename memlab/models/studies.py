@@ -1,0 +1,95 @@
+"""The lecture's memory comparisons as data (CSE599G1 lecture 7, p.29, p.35-36); no drawing here.
+
+Built on the model zoo (:mod:`.zoo`, :mod:`.shape_only`: shape-only AlexNet-, VGG-, GoogLeNet-like
+networks, ResNets and unrolled LSTMs, planned but never run):
+
+* :func:`slide29_table`: naive / in-place / co-share / both, forward and
+  training, with the values read off the slide (:data:`SLIDE29`).
+* :func:`resnet_curve`, :func:`lstm_curve`: feature-map memory against depth
+  and unrolled steps for no optimisation, in-place, and sharing (in-place +
+  co-share), next to the slide's values (:data:`SLIDE35`, :data:`SLIDE36`).
+
+Differences from the slides, and why. The slides measure MXNet's operators
+(one fused backward op per layer, cuDNN workspaces, per-op temporary
+space, weights and their gradients counted in p.29); we count only the
+values of our graph, weights excluded. Batch sizes are chosen so that the
+"no optimisation" values land near the slides' (p.29: batch 64 as in the
+MXNet paper; p.35: batch 32 at 224x224; p.36: one layer, hidden 1024,
+batch 1024). All curves are straight lines in depth or steps, as on the slides;
+the ratios between strategies are what to compare. ResNet: ours 0.57
+(in-place / none) and 0.28 (sharing / none) against the slide's 0.59 and
+0.30-0.34. LSTM: ours 0.43 and 0.15 against 0.21 and 0.08: MXNet's LSTM
+backward writes gradient sums in place into one buffer ("add to") and
+fuses each gate's backward, while our backward has one node per gradient
+contribution plus the sums ``ml.gradients`` builds, so in-place and
+sharing have more values to keep apart. p.29: our VGG and AlexNet naive
+values are about twice the slide's (we count every relu and dropout output
+and every gradient separately); the order naive > in-place > co-share >
+both, and the forward-only collapse under co-share, are the same.
+Weight gradients are left out of the p.35-36 curves (``wrt="data"``): the
+slides plot feature maps only.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..graph import Node, topo_order
+from ..memory import plan_memory
+from .shape_only import alexnet, googlenet, lstm, resnet, vgg
+from .zoo import training_outputs
+
+GB = 1e9
+
+#: Slide p.29, read off the bars (GB): forward-only and training, per strategy.
+SLIDE29 = {"forward": {"alexnet": (0.35, 0.2, 0.15, 0.12), "googlenet": (2.2, 1.4, 0.5, 0.5),
+                       "vgg": (3.9, 2.15, 1.6, 1.0)},
+           "training": {"alexnet": (0.75, 0.6, 0.5, 0.42), "googlenet": (5.3, 4.3, 2.5, 2.4),
+                        "vgg": (7.9, 6.1, 5.45, 4.7)}}
+#: Slide p.35 (ResNet, GB, read off the log plot): layers -> (none, in-place, sharing).
+SLIDE35 = {100: (16.0, 9.5, 5.5), 1000: (150.0, 85.0, 45.0)}
+#: Slide p.36 (LSTM, GB, read off the log plot): steps -> (none, in-place, sharing).
+SLIDE36 = {40: (10.0, 2.2, 0.85), 1600: (300.0, 64.0, 24.0)}
+STRATEGIES = {"naive": (False, False), "inplace": (True, False), "co-share": (False, True),
+              "both": (True, True)}
+
+
+def compare_strategies(outputs: Sequence[Node]) -> dict[str, int]:
+    """Total planned bytes for naive / in-place / co-share / both (p.29's four bars)."""
+    return {name: plan_memory(outputs, inplace=ip, share=sh, trace=False).total_bytes
+            for name, (ip, sh) in STRATEGIES.items()}
+
+
+def slide29_table(batch: int = 64) -> list[dict[str, Any]]:
+    """Slide p.29 as rows: model, mode (forward / training), our GB per strategy, the slide's GB."""
+    rows = []
+    for name, build in (("alexnet", alexnet), ("googlenet", googlenet), ("vgg", vgg)):
+        m = build(batch)
+        for mode, outs in (("forward", [m["loss"]]), ("training", training_outputs(m))):
+            ours = {k: v / GB for k, v in compare_strategies(outs).items()}
+            rows.append({"model": name, "mode": mode, **ours,
+                         "slide": dict(zip(STRATEGIES, SLIDE29[mode][name]))})
+    return rows
+
+
+def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dict) -> list[dict[str, Any]]:
+    rows = []
+    for x in xs:
+        outs = training_outputs(build(x), wrt="data")
+        r = {"x": x, "nodes": len(topo_order(outs))}
+        for name, ip, sh in (("none", False, False), ("inplace", True, False), ("sharing", True, True)):
+            r[name] = plan_memory(outs, inplace=ip, share=sh, trace=False).total_bytes / GB
+        if x in slide:
+            r["slide"] = dict(zip(("none", "inplace", "sharing"), slide[x]))
+        rows.append(r)
+    return rows
+
+
+def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int = 32) -> list[dict[str, Any]]:
+    """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing."""
+    return _curve(lambda d: resnet(d, batch), layers, SLIDE35)
+
+
+def lstm_curve(steps: Sequence[int] = (40, 100, 200, 400, 800, 1600), batch: int = 1024,
+               hidden: int = 1024, layers: int = 1) -> list[dict[str, Any]]:
+    """Slide p.36 (a) as data: LSTM feature-map GB against unrolled steps for none / in-place / sharing."""
+    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36)

@@ -1,0 +1,90 @@
+"""The model zoo: graphs that run with numpy (CSE599G1 lecture 7, p.22-23, p.28).
+
+The slide p.22 and p.23 examples, MLPs of any depth with their gradient graphs (p.28) ; big image networks and
+unrolled LSTMs are shape-only (:mod:`memlab.models.shape_only`). The slides' comparisons built
+from these models are in :mod:`memlab.models.studies`.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..graph import (Node, concat, conv, gradients, matmul, mul, placeholder, pool, relu, sigmoid,
+                     softmax_cross_entropy, topo_order)
+
+def slide22() -> dict[str, Any]:
+    """The graph of p.22: B = sigmoid(A), C = sigmoid(B), F = pool(B), E = pool(C), G = E * F.
+
+    Returns the nodes by name and the slide's execution order B, C, F, E, G.
+    """
+    a = placeholder("A", (8, 16))
+    b = sigmoid(a, name="B")
+    c = sigmoid(b, name="C")
+    f = pool(b, name="F")
+    e = pool(c, name="E")
+    g = mul(e, f, name="G")
+    return {"A": a, "B": b, "C": c, "E": e, "F": f, "G": g, "order": [a, b, c, f, e, g]}
+
+
+def slide23() -> dict[str, Any]:
+    """The two-branch graph of p.23-25: A[2..4] = conv/pool/conv of A[1], A[5..7] = pool/conv/pool, A[8] = concat."""
+    a = {1: placeholder("A[1]", (8, 16))}
+    a[2] = conv(a[1], name="A[2]")
+    a[3] = pool(a[2], name="A[3]")
+    a[4] = conv(a[3], name="A[4]")
+    a[5] = pool(a[1], name="A[5]")
+    a[6] = conv(a[5], name="A[6]")
+    a[7] = pool(a[6], name="A[7]")
+    a[8] = concat(a[4], a[7], axis=-1, name="A[8]")
+    return {f"A[{i}]": n for i, n in a.items()}
+
+
+def mlp(depth: int = 2, batch: int = 64, n_in: int = 784, hidden: int = 256, n_out: int = 10,
+        act: str = "sigmoid") -> dict[str, Any]:
+    """An MLP of ``depth`` fully connected layers and its gradient graph (p.28 for depth 2).
+
+    fc -> act -> ... -> fc -> softmax cross-entropy; ``act`` is "sigmoid" or
+    "relu". Returns ``x``, ``labels``, ``params``, ``loss``, ``grads`` and
+    ``outputs`` (loss and gradients: the training graph) plus a ``feed``
+    maker ``make_feed(seed)``.
+    """
+    f = {"sigmoid": sigmoid, "relu": relu}[act]
+    x = placeholder("input", (batch, n_in))
+    labels = placeholder("label", (batch,), np.int32)
+    widths = [n_in] + [hidden] * (depth - 1) + [n_out]
+    params, h = [], x
+    for i in range(depth):
+        w = placeholder(f"W{i + 1}", (widths[i], widths[i + 1]))
+        params.append(w)
+        h = matmul(h, w, name=f"fullc{i + 1}")
+        if i < depth - 1:
+            h = f(h, name=f"{act}{i + 1}")
+    loss = softmax_cross_entropy(h, labels, name="loss")
+    grads = gradients(loss, params)
+
+    def make_feed(seed: int = 0) -> dict[Node, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        feed = {x: rng.standard_normal(x.shape).astype(np.float32),
+                labels: rng.integers(0, n_out, batch).astype(np.int32)}
+        for w in params:
+            feed[w] = (rng.standard_normal(w.shape) / np.sqrt(w.shape[0])).astype(np.float32)
+        return feed
+
+    return {"x": x, "labels": labels, "params": params, "loss": loss, "grads": grads,
+            "outputs": [loss, *grads], "make_feed": make_feed}
+
+
+def mlp2(**kw: Any) -> dict[str, Any]:
+    """The two-layer MLP of p.28: fc1, sigmoid, fc2, softmax cross-entropy, with gradients."""
+    return mlp(depth=2, **kw)
+
+
+def training_outputs(model: dict[str, Any], wrt: str = "params") -> list[Node]:
+    """Loss plus gradients: w.r.t. the weights (``"params"``) or the data only (``"data"``).
+
+    Gradients w.r.t. the data give the whole backward pass over feature maps
+    without weight gradients: what p.35-36 measure.
+    """
+    xs = model["params"] if wrt == "params" else [model["data"]]
+    return [model["loss"], *gradients(model["loss"], xs)]

@@ -1,0 +1,103 @@
+"""Post-order traversals of in-trees and Liu's best post-order (seed 002).
+
+A post-order processes the children's subtrees one after another, each one
+entirely (depth-first). With ``P_j`` the peak and ``f_j`` the residual of the
+j-th subtree, the peak of node R is (seed 002, "Post-order traversals for
+tree")
+
+    max( max_j (P_j + sum_{i<j} f_i),  sum_i f_i + m_R + f_R ).
+
+Liu (1986) showed the best post-order sorts the children by non-increasing
+``P_i - f_i`` (seed 002, "Liu's best post-order traversals for trees").
+Everything here is iterative (no recursion), so deep trees are fine.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import TreeError
+from .treebase import Tree
+
+__all__ = ["postorder_peak", "best_postorder", "postorder_from_children",
+           "subtree_postorder_peaks", "best_child_order"]
+
+
+def _combine(tree: Tree, v: int, kids: Sequence[int], P: list[float]) -> float:
+    f = tree.f
+    acc = 0.0
+    best = 0.0
+    for c in kids:
+        best = max(best, acc + P[c])
+        acc += f[c]
+    return max(best, acc + tree.m[v] + f[v])
+
+
+def _check_child_order(tree: Tree, child_order: dict[int, Sequence[int]] | Sequence[Sequence[int]]
+                       ) -> list[list[int]]:
+    out = [list(ch) for ch in tree.children]
+    items = child_order.items() if isinstance(child_order, dict) else enumerate(child_order)
+    for v, kids in items:
+        kids = [int(c) for c in kids]
+        if not 0 <= v < tree.n:
+            raise TreeError(f"child_order names node {v}, out of range 0..{tree.n - 1}")
+        if sorted(kids) != sorted(tree.children[v]):
+            raise TreeError(f"node {v}: child_order {kids} is not a permutation of its "
+                            f"children {tree.children[v]}")
+        out[v] = kids
+    return out
+
+
+def subtree_postorder_peaks(tree: Tree, children: Sequence[Sequence[int]]) -> list[float]:
+    """Peak ``P_i`` of each subtree when every node processes its children in
+    the given order (seed 002 post-order formula, applied bottom-up)."""
+    P = [0.0] * tree.n
+    for v in tree.bottom_up():
+        P[v] = _combine(tree, v, children[v], P)
+    return P
+
+
+def postorder_peak(tree: Tree, child_order: dict[int, Sequence[int]] | Sequence[Sequence[int]] | None = None
+                   ) -> float:
+    """Peak of the post-order where node v visits its children in ``child_order[v]``
+    (default: the order of ``tree.children``), by the seed's recursive formula
+    max(max_j (P_j + sum_{i<j} f_i), sum_i f_i + m_R + f_R) (seed 002, "Post-order traversals").
+    """
+    children = tree.children if child_order is None else _check_child_order(tree, child_order)
+    return subtree_postorder_peaks(tree, children)[tree.root]
+
+
+def postorder_from_children(tree: Tree, children: Sequence[Sequence[int]]) -> list[int]:
+    """The post-order node sequence visiting children in the given order (iterative DFS)."""
+    order: list[int] = []
+    stack: list[tuple[int, int]] = [(tree.root, 0)]
+    while stack:
+        v, k = stack.pop()
+        kids = children[v]
+        if k < len(kids):
+            stack.append((v, k + 1))
+            stack.append((kids[k], 0))
+        else:
+            order.append(v)
+    return order
+
+
+def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
+    """Liu's rule: each node's children sorted by non-increasing P_i - f_i, and
+    the resulting subtree peaks (Liu 1986; seed 002, "Liu's best post-order")."""
+    f = tree.f
+    P = [0.0] * tree.n
+    children: list[list[int]] = [[] for _ in range(tree.n)]
+    for v in tree.bottom_up():
+        kids = tree.children[v]
+        if len(kids) > 1:
+            kids = sorted(kids, key=lambda c: f[c] - P[c])  # stable
+        children[v] = kids
+        P[v] = _combine(tree, v, kids, P)
+    return children, P
+
+
+def best_postorder(tree: Tree) -> tuple[list[int], float]:
+    """Best post-order traversal ``(order, peak)`` (Liu 1986: subtrees in
+    non-increasing P_i - f_i; seed 002, "Liu's best post-order traversals")."""
+    children, P = best_child_order(tree)
+    return postorder_from_children(tree, children), P[tree.root]

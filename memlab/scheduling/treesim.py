@@ -1,0 +1,148 @@
+"""Event simulator of an in-tree on P processors (seed 002, "Model for parallel tree processing").
+
+Model: ``P`` uniform processors share one memory; node ``i`` has work
+``w[i]``. Each node is given a contiguous range of processors ``[lo, hi)``
+and runs on all of them at once (node parallelism: it takes
+``w[i] / (hi - lo) ** alpha``; ``alpha = 1`` is perfect speed-up, ``alpha < 1``
+models the communication cost of node parallelism the seed warns about); nodes on disjoint ranges run at the same time (tree
+parallelism). A node may start when its children (and any extra
+predecessors, used to serialize subtrees) have ended and every processor of
+its range is idle; among startable nodes the smallest priority rank goes
+first (greedy list scheduling).
+
+Memory convention: node ``i`` allocates ``m[i] + f[i]`` when it starts and
+frees ``m[i]`` plus its children's outputs when it ends; at an instant where
+nodes end and others start the frees come first, and the curve value at
+``times[k]`` is the memory held on ``[times[k], times[k+1])``. A sequential
+run (P = 1) therefore has the peak of :func:`memlab.treebase.peak`.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .timeline import step_curve
+
+from ..errors import TreeError
+from .treebase import Tree
+
+__all__ = ["TreeSchedule", "simulate", "check_work"]
+
+
+@dataclass
+class TreeSchedule:
+    """A parallel tree schedule: per-node ``start``, ``end`` and processor
+    range ``procs`` (lo, hi); ``makespan``; memory step curve ``times`` /
+    ``memory`` and its ``peak`` (seed 002, "Model for parallel tree processing")."""
+
+    start: list[float]
+    end: list[float]
+    procs: list[tuple[int, int]]
+    makespan: float
+    times: np.ndarray
+    memory: np.ndarray
+    peak: float
+    P: int = 1
+    label: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def order(self) -> list[int]:
+        """Nodes by start time (ties by end time, then index)."""
+        return sorted(range(len(self.start)), key=lambda i: (self.start[i], self.end[i], i))
+
+
+def check_work(tree: Tree, w: Sequence[float] | None) -> list[float]:
+    """Node durations (work) as floats, ones by default; TreeError naming the node if bad."""
+    if w is None:
+        return [1.0] * tree.n
+    w = [float(x) for x in w]
+    if len(w) != tree.n:
+        raise TreeError(f"length mismatch: w has {len(w)} entries but the tree has {tree.n} nodes")
+    for i, x in enumerate(w):
+        if not np.isfinite(x) or x < 0:
+            raise TreeError(f"node {i}: work w[{i}] = {x} must be finite and >= 0")
+    return w
+
+
+def simulate(tree: Tree, w: Sequence[float] | None, P: int, procs: Sequence[tuple[int, int]],
+             rank: Sequence[float], after: dict[int, list[int]] | None = None,
+             label: str = "", alpha: float = 1.0) -> TreeSchedule:
+    """Run the greedy event simulation described in the module doc.
+
+    ``procs[i] = (lo, hi)`` with 0 <= lo < hi <= P; ``rank[i]`` the priority
+    (smaller first); ``after[i]`` extra nodes that must end before i starts;
+    ``alpha`` the speed-up exponent (time = w / p**alpha).
+    """
+    if not 0 < alpha <= 1:
+        raise TreeError(f"alpha must be in (0, 1], got {alpha}")
+    n = tree.n
+    w = check_work(tree, w)
+    if int(P) != P or P < 1:
+        raise TreeError(f"P must be a positive integer, got {P}")
+    for i, (lo, hi) in enumerate(procs):
+        if not 0 <= lo < hi <= P:
+            raise TreeError(f"node {i}: processor range [{lo}, {hi}) is not inside [0, {P})")
+    after = after or {}
+    waiting = [len(tree.children[i]) for i in range(n)]
+    release: dict[int, list[int]] = {}
+    for i, deps in after.items():
+        for u in deps:
+            waiting[i] += 1
+            release.setdefault(u, []).append(i)
+    f, m, children, parent = tree.f, tree.m, tree.children, tree.parent
+    ready = [(rank[i], i) for i in range(n) if waiting[i] == 0]
+    heapq.heapify(ready)
+    busy = [False] * P
+    nfree = P
+    running: list[tuple[float, int]] = []
+    start = [0.0] * n
+    end = [0.0] * n
+    events: list[tuple[float, int, float]] = []
+    now = 0.0
+    done = 0
+
+    def unblock(v: int) -> None:
+        waiting[v] -= 1
+        if waiting[v] == 0:
+            heapq.heappush(ready, (rank[v], v))
+
+    while done < n:
+        if nfree and ready:
+            skipped = []
+            while ready and nfree:
+                item = heapq.heappop(ready)
+                i = item[1]
+                lo, hi = procs[i]
+                if any(busy[lo:hi]):
+                    skipped.append(item)
+                    continue
+                for k in range(lo, hi):
+                    busy[k] = True
+                nfree -= hi - lo
+                start[i] = now
+                end[i] = now + w[i] / (hi - lo) ** alpha
+                events.append((now, 1, m[i] + f[i]))
+                heapq.heappush(running, (end[i], i))
+            for item in skipped:
+                heapq.heappush(ready, item)
+        if not running:
+            raise TreeError("simulation is stuck: no node can start (bad extra dependencies?)")
+        now = running[0][0]
+        while running and running[0][0] == now:
+            _, i = heapq.heappop(running)
+            lo, hi = procs[i]
+            for k in range(lo, hi):
+                busy[k] = False
+            nfree += hi - lo
+            done += 1
+            events.append((now, 0, -(m[i] + sum(f[c] for c in children[i]))))
+            if parent[i] >= 0:
+                unblock(parent[i])
+            for v in release.get(i, ()):
+                unblock(v)
+    times, memory = step_curve(events)
+    return TreeSchedule(start, end, [tuple(p) for p in procs], max(end), times,
+                        memory, float(memory.max()), int(P), label)

@@ -1,0 +1,82 @@
+"""Checks shared by memlab's tests and the exercises' hidden tests.
+
+Each check takes an independent route to the answer and raises ``AssertionError`` with a message
+a student can act on:
+
+* :func:`central_difference` and :func:`check_gradient_fn` compare gradient graphs with central
+  finite differences in float64 (CSE599G1 lecture 7, p.6: a gradient is a graph that computes
+  numbers, so it can be checked by numbers);
+* :func:`check_plan_runs` verifies a memory plan with the independent checker
+  (:func:`memlab.memory.check_plan`) and runs it in an arena against the naive executor (p.17-22).
+
+Results are compared as plain numpy arrays of floats, so an object whose ``==`` always answers
+True proves nothing.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .execute import Executor
+from .graph import Node, placeholder
+from .memory import Plan, check_plan
+
+
+def central_difference(f: Callable[[list[np.ndarray]], float], arrays: Sequence[np.ndarray],
+                       i: int, eps: float = 1e-6) -> np.ndarray:
+    """d f / d arrays[i] by central differences, ``(f(x + eps) - f(x - eps)) / (2 eps)``."""
+    x = np.asarray(arrays[i], dtype=np.float64)
+    grad = np.zeros(x.shape)
+    for idx in np.ndindex(x.shape):
+        vals = []
+        for sign in (1.0, -1.0):
+            moved = [np.array(a, dtype=np.float64, copy=True) for a in arrays]
+            moved[i][idx] += sign * eps
+            vals.append(float(f(moved)))
+        grad[idx] = (vals[0] - vals[1]) / (2 * eps)
+    return grad
+
+
+def check_gradient_fn(gradient: Callable[[Node, Node], Sequence[Node | None]],
+                      build: Callable[..., Node], shapes: Sequence[Sequence[int]],
+                      seed: int = 0, eps: float = 1e-6, atol: float = 1e-5) -> None:
+    """Check an op's gradient function ``gradient(node, grad) -> [nodes]`` (CSE599G1 a1).
+
+    Builds ``node = build(*xs)`` on float64 placeholders of ``shapes`` and an upstream gradient
+    ``g``; the nodes ``gradient`` returns must compute d sum(g * node) / d x for each input, which
+    is compared with central differences at random inputs drawn from ``seed``.
+    """
+    rng = np.random.default_rng(seed)
+    xs = [placeholder(f"x{i}", s, np.float64) for i, s in enumerate(shapes)]
+    node = build(*xs)
+    g = placeholder("g", node.shape, np.float64)
+    grads = list(gradient(node, g))
+    assert len(grads) == len(xs), f"expected {len(xs)} gradients (one per input), got {len(grads)}"
+    assert all(isinstance(n, Node) for n in grads), "return graph nodes, not numbers"
+    feed = {x: rng.standard_normal(x.shape) for x in xs}
+    feed[g] = rng.standard_normal(node.shape)
+    got = [np.asarray(v, dtype=np.float64) for v in Executor(grads).run(feed)]
+    upstream = np.asarray(feed[g], dtype=np.float64)
+
+    def f(arrays: list[np.ndarray]) -> float:
+        out = Executor(node).run({**feed, **dict(zip(xs, arrays))})[0]
+        return float(np.sum(upstream * np.asarray(out, dtype=np.float64)))
+
+    inputs = [feed[x] for x in xs]
+    for i in range(len(xs)):
+        want = central_difference(f, inputs, i, eps)
+        assert got[i].shape == want.shape, \
+            f"gradient for input {i} has shape {got[i].shape}, expected {want.shape}"
+        err = float(np.max(np.abs(got[i] - want), initial=0.0))
+        assert err <= atol, f"gradient for input {i} is wrong (largest error {err:.2e})"
+
+
+def check_plan_runs(plan: Plan, feed: Mapping[Node | str, object], rtol: float = 1e-6) -> None:
+    """A plan is valid (no two live values overlap) and running in it gives the naive results."""
+    check_plan(plan)
+    want = [np.asarray(v, dtype=np.float64) for v in Executor(plan.outputs).run(feed)]
+    got = [np.asarray(v, dtype=np.float64) for v in Executor(plan.outputs, plan=plan).run(feed)]
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=rtol), \
+            f"output {k} ({plan.outputs[k].name}) differs when run in the plan's arena"

@@ -1,0 +1,66 @@
+"""The slide-coverage table (lessons/SLIDES.md) points at lessons and sections that exist."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = ROOT / "lessons" / "SLIDES.md"
+
+
+def _rows():
+    rows = []
+    for line in TABLE.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[2] and not set(cells[0]) <= set("- ") and cells[0] not in ("slide", "section"):
+            rows.append(cells)
+    return rows
+
+
+def _headings(nb_path: Path) -> set[str]:
+    nb = json.loads(nb_path.read_text())
+    heads = set()
+    for c in nb["cells"]:
+        if c["cell_type"] == "markdown":
+            for line in "".join(c["source"]).splitlines():
+                m = re.match(r"^#{2,3}\s+(.*?)\s*$", line)
+                if m:
+                    heads.add(m.group(1))
+    return heads
+
+
+ROWS = _rows()
+WRITTEN = [r for r in ROWS if not r[2].startswith("planned")]
+
+
+def test_table_has_rows_for_every_seed():
+    text = TABLE.read_text()
+    for seed in ("Seed 000", "Seed 001", "Seed 002"):
+        assert seed in text
+    assert len(ROWS) >= 40
+
+
+@pytest.mark.parametrize("row", WRITTEN, ids=[f"{r[2]}:{r[3]}" for r in WRITTEN])
+def test_named_lesson_and_section_exist(row):
+    _, topic, lesson, section, _code = row
+    path = ROOT / "lessons" / f"{lesson}.ipynb"
+    assert path.exists(), f"SLIDES.md names lesson {lesson!r} for {topic!r}, but {path.name} does not exist"
+    assert section in _headings(path), f"{path.name} has no section '## {section}' (for {topic!r})"
+
+
+def test_every_lesson_is_in_the_table():
+    named = {r[2] for r in WRITTEN}
+    for nb in sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb")):
+        if nb.stem.startswith("00_"):
+            continue
+        assert nb.stem in named, f"{nb.name} covers no row of SLIDES.md"
+
+
+@pytest.mark.parametrize("row", WRITTEN, ids=[f"{r[2]}:{r[3]}" for r in WRITTEN])
+def test_named_code_exists(row):
+    code = row[4].strip("`")
+    assert code.startswith("memlab/"), f"the row for {row[1]!r} names no code (column 5)"
+    assert (ROOT / code).exists(), f"SLIDES.md names {code} for {row[1]!r}, which does not exist"
