@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import memlab as ml
+from memlab.testing import central_difference
 
 F64 = np.float64
 
@@ -100,17 +101,6 @@ def test_forward_matches_numpy(case, seed):
     np.testing.assert_allclose(got, CASES[case][2](*arrays), rtol=1e-12, atol=1e-12)
 
 
-def _finite_diff(f, arrays, i, eps=1e-6):
-    grad = np.zeros_like(arrays[i])
-    for idx in np.ndindex(arrays[i].shape):
-        plus = [a.copy() for a in arrays]
-        minus = [a.copy() for a in arrays]
-        plus[i][idx] += eps
-        minus[i][idx] -= eps
-        grad[idx] = (f(plus) - f(minus)) / (2 * eps)
-    return grad
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 @given(seed=st.integers(0, 2**31 - 1))
 def test_gradient_matches_central_differences(case, seed):
@@ -121,7 +111,7 @@ def test_gradient_matches_central_differences(case, seed):
     grads = _run(ml.gradients(loss, xs), dict(zip(xs, arrays)))
     f = lambda arrs: float(_run(loss, dict(zip(xs, arrs)))[0])  # noqa: E731
     for i, g in enumerate(grads):
-        np.testing.assert_allclose(g, _finite_diff(f, arrays, i), rtol=1e-5, atol=1e-6,
+        np.testing.assert_allclose(g, central_difference(f, arrays, i), rtol=1e-5, atol=1e-6,
                                    err_msg=f"{case}: input {i}")
 
 
@@ -138,7 +128,7 @@ def test_softmax_cross_entropy(seed, n, c):
     expected = -np.mean(np.log(_np_softmax(logits)[np.arange(n), labels]))
     np.testing.assert_allclose(value, expected, rtol=1e-12)
     (g,) = _run(ml.gradients(loss, [x]), feed)
-    fd = _finite_diff(lambda a: float(_run(loss, {x: a[0], y: labels})[0]), [logits], 0)
+    fd = central_difference(lambda a: float(_run(loss, {x: a[0], y: labels})[0]), [logits], 0)
     np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7)
 
 
@@ -160,7 +150,7 @@ def test_gradients_of_gradients(case):
     got = _run(hv, feed)
     f = lambda arrs: float(np.sum(_run(g0, dict(zip(xs, arrs)))[0] * v.value))  # noqa: E731
     for i, h in enumerate(got):
-        np.testing.assert_allclose(h, _finite_diff(f, arrays, i), rtol=1e-4, atol=1e-5,
+        np.testing.assert_allclose(h, central_difference(f, arrays, i), rtol=1e-4, atol=1e-5,
                                    err_msg=f"{case}: input {i}")
 
 
