@@ -14,7 +14,7 @@ The package follows the course's parts, each layer importing only the ones below
 ``import memlab`` loads no drawing library, so it stays fast and headless.
 """
 from .errors import (MemlabError, GraphError, CycleError, ShapeError, UnknownOpError, FeedError,
-                     PlanError, BudgetError, TreeError, GradingError)
+                     PlanError, BudgetError, ScheduleError, TreeError, GradingError)
 from . import graph, memory, execute, models, scheduling
 from .graph import ops
 from .graph import *  # noqa: F401,F403  (Node, placeholder, constant, topo_order, gradients, ops)
@@ -23,12 +23,12 @@ from .execute import Executor, RunStats, Step, Runner
 from .memory import (MemoryPool, plan_memory, MemoryPlan, PlanStep, plan_offsets, plan_tags_by_size,
                      live_bytes_lower_bound, OffsetPlan, check_plan, Plan, coloring)
 from .scheduling import trees, taskgraph, listsched, mapping, Tree, TaskGraph
-from . import testing
+from . import testing, checkpoint
 
 __version__ = "0.2.0"
 __all__ = ["MemlabError", "GraphError", "CycleError", "ShapeError", "UnknownOpError", "FeedError",
-           "PlanError", "BudgetError", "TreeError", "GradingError",
-           "graph", "ops", "memory", "execute", "models", "scheduling", "testing",
+           "PlanError", "BudgetError", "ScheduleError", "TreeError", "GradingError",
+           "graph", "ops", "memory", "execute", "checkpoint", "models", "scheduling", "testing",
            "Executor", "RunStats", "Step", "Runner",
            "MemoryPool", "plan_memory", "MemoryPlan", "PlanStep", "plan_offsets", "plan_tags_by_size",
            "live_bytes_lower_bound", "OffsetPlan", "check_plan", "Plan", "coloring",

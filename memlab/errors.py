@@ -39,6 +39,10 @@ class BudgetError(MemlabError):
     """A memory budget is too small; the message states the minimum."""
 
 
+class ScheduleError(MemlabError):
+    """A checkpointing schedule that cannot run: an action uses a value that is not held."""
+
+
 class TreeError(MemlabError):
     """A malformed tree or task graph, or an order that is not a valid traversal."""
 

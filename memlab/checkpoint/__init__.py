@@ -1,0 +1,17 @@
+"""Trading computation for memory (CSE599G1 lecture 7, p.30-37; seed 002, "Backpropagation graphs").
+
+Chains: the slot model and the replay of a schedule (:mod:`.chain`), the binomial arithmetic of
+optimal checkpointing (:mod:`.binomial`), and the strategies as explicit schedules
+(:mod:`.strategies`: store all, recompute all, store some, every k, sqrt(l), Chen et al.'s recursion,
+the optimum, Revolve). Imports :mod:`memlab.errors` (and, to run schedules on real gradients,
+the graph and execute layers).
+"""
+from .chain import Action, Forward, Backward, Free, Schedule, Simulation, simulate
+from .binomial import revolve_advances, optimal_forwards, minimum_budget
+from .strategies import (store_all, recompute_all, store_some, periodic, sqrt_schedule, recursive,
+                         optimal, revolve, RevolveSchedule)
+
+__all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "simulate",
+           "revolve_advances", "optimal_forwards", "minimum_budget", "store_all", "recompute_all",
+           "store_some", "periodic", "sqrt_schedule", "recursive", "optimal", "revolve",
+           "RevolveSchedule"]
