@@ -3,15 +3,22 @@
 Chains: the slot model and the replay of a schedule (:mod:`.chain`), the binomial arithmetic of
 optimal checkpointing (:mod:`.binomial`), and the strategies as explicit schedules
 (:mod:`.strategies`: store all, recompute all, store some, every k, sqrt(l), Chen et al.'s recursion,
-the optimum, Revolve). Imports :mod:`memlab.errors` (and, to run schedules on real gradients,
-the graph and execute layers).
+the optimum, Revolve); chains with uneven costs and sizes (:mod:`.hetero`, rotor's dynamic
+program) and several storage levels (:mod:`.levels`, disk and H-Revolve); any schedule run on real
+gradients in its simulated slots (:mod:`.realchain`). Imports :mod:`memlab.errors`, and, to run
+schedules on real gradients, the graph and execute layers.
 """
 from .chain import Action, Forward, Backward, Free, Schedule, Simulation, simulate
 from .binomial import revolve_advances, optimal_forwards, minimum_budget
 from .strategies import (store_all, recompute_all, store_some, periodic, sqrt_schedule, recursive,
                          optimal, revolve, RevolveSchedule)
+from .hetero import HeteroChain, HeteroSchedule, hetero_chain, optimal_hetero
+from .levels import LevelSchedule, multilevel_optimal, time_against_memory
+from .realchain import ChainModel, mlp_chain, run_schedule
 
 __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "simulate",
            "revolve_advances", "optimal_forwards", "minimum_budget", "store_all", "recompute_all",
            "store_some", "periodic", "sqrt_schedule", "recursive", "optimal", "revolve",
-           "RevolveSchedule"]
+           "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
+           "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
+           "run_schedule"]

@@ -1,0 +1,154 @@
+"""Heterogeneous chains and several memories: the dynamic programs against exhaustive search."""
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import memlab as ml
+from memlab import checkpoint as ck
+from memlab.checkpoint.hetero import hetero_chain, optimal_hetero, replay_memory
+from memlab.checkpoint.levels import multilevel_optimal
+
+
+def dijkstra(start, goal, moves):
+    tick = itertools.count()
+    dist, heap = {start: 0.0}, [(0.0, next(tick), start)]
+    while heap:
+        d, _, s = heapq.heappop(heap)
+        if d > dist[s]:
+            continue
+        if goal(s):
+            return d
+        for t, w in moves(s):
+            if dist.get(t, float("inf")) > d + w:
+                dist[t] = d + w
+                heapq.heappush(heap, (d + w, next(tick), t))
+    return float("inf")
+
+
+def exhaustive_hetero(sizes, fwd, budget):
+    """Least forward time over every schedule whose held sizes never exceed ``budget``."""
+    l = len(fwd)
+    size = lambda v: sizes[v[1]]  # noqa: E731  (x_i and y_i weigh sizes[i])
+
+    def moves(state):
+        held, nb = state
+        out = []
+        for kind, i in held:
+            if kind == "x" and i < l and ("x", i + 1) not in held:
+                out.append((held | {("x", i + 1)}, fwd[i]))
+                out.append(((held - {("x", i)}) | {("x", i + 1)}, fwd[i]))
+            out.append((held - {(kind, i)}, 0.0))
+        need = {("x", nb)} | ({("y", nb + 1)} if nb < l else set())
+        res = [((h, nb), w) for h, w in out]
+        if need <= held:
+            res.append(((((held - need) | {("y", nb)}), nb - 1), 0.0))
+        return [(s, w) for s, w in res if sum(size(v) for v in s[0]) <= budget]
+
+    return dijkstra((frozenset({("x", 0)}), l), lambda s: s[1] < 0, moves)
+
+
+@settings(max_examples=25)
+@given(data=st.data())
+def test_hetero_dp_equals_exhaustive_search(data):
+    l = data.draw(st.integers(1, 4))
+    sizes = data.draw(st.lists(st.integers(1, 4), min_size=l + 1, max_size=l + 1))
+    fwd = data.draw(st.lists(st.integers(1, 5), min_size=l, max_size=l))
+    chain = hetero_chain(sizes, fwd)
+    lo = sizes[0] + max(sizes[1:]) if l > 1 else sizes[0] + sizes[1]
+    for budget in range(lo - 1, sum(sizes) + 3):
+        want = exhaustive_hetero(sizes, fwd, budget)
+        if want == float("inf"):
+            with pytest.raises(ml.BudgetError, match="the minimum is"):
+                optimal_hetero(chain, budget)
+            continue
+        got = optimal_hetero(chain, budget)
+        assert got.forward_time == want, (sizes, fwd, budget)
+        assert got.peak == replay_memory(got.actions, chain) <= budget
+
+
+@pytest.mark.parametrize("l", [1, 3, 6, 9])
+def test_uniform_chain_reduces_to_the_slot_optimum(l):
+    chain = hetero_chain([1] * (l + 1), [1] * l, [0] * (l + 1))
+    for budget in range(ck.minimum_budget(l), l + 3):
+        h = optimal_hetero(chain, budget)
+        assert h.forward_time == ck.optimal_forwards(l, budget)
+        sim = ck.simulate(h.actions, l)
+        assert sim.peak <= budget and sim.forwards == h.forward_time
+
+
+def exhaustive_two_levels(l, m0, write, read, cap=None):
+    """Least time with level 0 of m0 slots and a second level (capacity cap) of these costs."""
+    def moves(state):
+        work, disk, nb = state
+        out = []
+        for kind, i in work:
+            if kind == "x" and i < l and ("x", i + 1) not in work:
+                out.append((work | {("x", i + 1)}, disk, 1.0))
+                out.append(((work - {("x", i)}) | {("x", i + 1)}, disk, 1.0))
+            if kind == "x" and i not in disk and (cap is None or len(disk) < cap):
+                out.append((work, disk | {i}, write))
+            out.append((work - {(kind, i)}, disk, 0.0))
+        for i in disk:
+            if ("x", i) not in work:
+                out.append((work | {("x", i)}, disk, read))
+            out.append((work, disk - {i}, 0.0))
+        need = {("x", nb)} | ({("y", nb + 1)} if nb < l else set())
+        res = [((w, d, nb), c) for w, d, c in out]
+        if need <= work:
+            res.append((((work - need) | {("y", nb)}, disk - {nb}, nb - 1), 0.0))
+        return [(s, c) for s, c in res if len(s[0]) <= m0]
+
+    return dijkstra((frozenset({("x", 0)}), frozenset(), l), lambda s: s[2] < 0, moves)
+
+
+@pytest.mark.parametrize("l", [2, 3, 4, 5])
+@pytest.mark.parametrize("costs", [(0.0, 0.0), (1.0, 1.0), (2.0, 0.5), (0.5, 3.0)])
+def test_two_levels_equal_exhaustive_search(l, costs):
+    w, r = costs
+    for m0 in range(3, l + 2):
+        for cap in (None, 1):
+            want = exhaustive_two_levels(l, m0, w, r, cap)
+            got = multilevel_optimal(l, [m0, cap], [0.0, w], [0.0, r])
+            assert got.time == pytest.approx(want), (l, m0, w, r, cap)
+
+
+def test_levels_reduce_to_one_memory_and_to_free_disk():
+    for l in range(1, 10):
+        for m in range(ck.minimum_budget(l), l + 3):
+            assert multilevel_optimal(l, [m]).time == ck.optimal_forwards(l, m)
+            slow = multilevel_optimal(l, [m, None], [0, 1e9], [0, 1e9])
+            assert slow.time == ck.optimal_forwards(l, m)       # a disk too slow to use
+    free = multilevel_optimal(12, [3, None], [0, 0], [0, 0])
+    assert free.forwards == 12                                 # a free disk: no recomputation
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(ml.ScheduleError, match="sizes needs"):
+        hetero_chain([1, 2], [1, 1])
+    with pytest.raises(ml.ScheduleError, match=">= 0"):
+        hetero_chain([1, -2, 1], [1, 1])
+    with pytest.raises(ml.ScheduleError, match=">= 0"):
+        hetero_chain([1, 2, 1], [1, -1])
+    with pytest.raises(ml.BudgetError, match="minimum is 3"):
+        multilevel_optimal(5, [2, None], [0, 1], [0, 1])
+    with pytest.raises(ml.ScheduleError, match="one cost per level"):
+        multilevel_optimal(5, [3, None], [0], [0, 1])
+
+
+@pytest.mark.parametrize("slots, w, r", [([3, None], 1.0, 1.0), ([4, 2], 2.0, 0.5),
+                                         ([3, 1, None], [0, 0.5, 3.0], [0, 0.5, 2.0])])
+def test_level_schedules_replay_to_their_time_within_every_level(slots, w, r):
+    from memlab.checkpoint.levels import replay_levels
+    write = w if isinstance(w, list) else [0.0, w]
+    read = r if isinstance(r, list) else [0.0, r]
+    for l in (1, 4, 9, 14):
+        s = multilevel_optimal(l, slots, write, read)
+        time, peak = replay_levels(s, write, read)
+        assert time == pytest.approx(s.time)
+        assert peak[0] <= slots[0]
+        assert all(c is None or p <= c for p, c in zip(peak[1:], slots[1:]))
