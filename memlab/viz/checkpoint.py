@@ -1,0 +1,152 @@
+"""Pictures of checkpointing on chains (lessons 07-08): slots, task graphs, curves, schedule diagrams.
+
+Everything drawn comes from :mod:`memlab.checkpoint` (a schedule's actions, :func:`simulate`'s slot
+contents, the optimum's closed form); nothing here decides anything.
+"""
+from __future__ import annotations
+
+import html
+from typing import Sequence
+
+import graphviz
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from ..checkpoint import (Backward, Forward, Schedule, optimal_forwards, minimum_budget, recursive,
+                          revolve, sqrt_schedule, store_all, recompute_all, periodic)
+from .graphs import digraph
+from .palette import color
+from .plots import finish
+from .stepper import Frame
+
+X_COLOR, Y_COLOR = "#80b1d3", "#fb8072"
+
+
+def slot_row(row: Sequence[str | None], width: int | None = None) -> str:
+    """One memory row as the seed draws it: a box per slot, ``x`` values blue, ``y`` values red."""
+    width = max(width or 0, len(row))
+    cells = []
+    for k in range(width):
+        v = row[k] if k < len(row) else None
+        fill = "#ffffff" if v is None else (X_COLOR if v[0] == "x" else Y_COLOR)
+        text = "" if v is None else f"{v[0]}<sub>{v[1:]}</sub>"
+        cells.append(f'<td style="border:1px solid #333;width:38px;height:26px;text-align:center;'
+                     f'background:{fill};font-size:14px">{text}</td>')
+    return ('<table style="border-collapse:collapse;margin:2px 0"><tr>'
+            '<td style="padding-right:8px">Memory:</td>' + "".join(cells) + "</tr></table>")
+
+
+def schedule_frames(schedule: Schedule, width: int | None = None) -> list[Frame]:
+    """One frame per action of ``schedule``: the slots after it, as in the seed's l = 5 frames."""
+    sim = schedule.simulate()
+    width = width or sim.peak
+    frames = [Frame(slot_row(sim.slots[0], width), f"{schedule.name}: start, x0 in memory")]
+    forwards = 0
+    for k, a in enumerate(schedule.actions):
+        forwards += isinstance(a, Forward)
+        extra = max(0, forwards - schedule.l)
+        held = sum(v is not None for v in sim.slots[k + 1])
+        frames.append(Frame(slot_row(sim.slots[k + 1], width),
+                            f"{schedule.name}: action {k + 1}/{len(schedule.actions)}, {_say(a, schedule.l)}; "
+                            f"{held} slots held, {extra} recomputations so far"))
+    return frames
+
+
+def _say(a: object, l: int) -> str:
+    if isinstance(a, Forward):
+        return f"F{a.i} computes x{a.i + 1}" + (f" (x{a.i} kept)" if a.keep else f" over x{a.i}")
+    if isinstance(a, Backward):
+        return f"B{a.i}: y{a.i} from x{a.i}" + (f" and y{a.i + 1}" if a.i < l else "")
+    return str(a)
+
+
+def strategies_frames(schedules: Sequence[Schedule]) -> list[Frame]:
+    """The frames of several schedules one after the other (one stepper for the seed's three)."""
+    width = max(s.peak for s in schedules)
+    return [f for s in schedules for f in schedule_frames(s, width)]
+
+
+def chain_graph(l: int) -> graphviz.Digraph:
+    """The backpropagation task graph: ``F_i`` forward, ``B_i`` backward, ``B_i`` reading ``x_i``."""
+    g = digraph("LR", size="9,3")
+    for i in range(l + 1):
+        g.node(f"x{i}", f"x{i}", shape="box", style="filled", fillcolor=X_COLOR)
+        g.node(f"y{i}", f"y{i}", shape="box", style="filled", fillcolor=Y_COLOR)
+        g.node(f"B{i}", f"B{i}", shape="ellipse")
+        g.edge(f"x{i}", f"B{i}")
+        g.edge(f"B{i}", f"y{i}")
+        if i < l:
+            g.node(f"F{i}", f"F{i}", shape="ellipse")
+            g.edge(f"x{i}", f"F{i}")
+            g.edge(f"F{i}", f"x{i + 1}")
+            g.edge(f"y{i + 1}", f"B{i}")
+    return g
+
+
+def strategy_points(l: int) -> list[tuple[str, int, int]]:
+    """``(strategy, peak, recomputations)`` for the classic strategies on a chain of ``l`` steps."""
+    pts = [(s.name, s.peak, s.recomputations) for s in (store_all(l), recompute_all(l),
+                                                         sqrt_schedule(l))]
+    pts += [(f"recursive k={k}", *_pr(recursive(l, k))) for k in (2, 3) if k <= l]
+    pts += [(f"revolve c={c}", *_pr(revolve(l, c))) for c in range(1, min(l, 12) + 1)]
+    pts += [(f"every {k}", *_pr(periodic(l, k))) for k in sorted({2, max(2, l // 4), max(2, l // 2)})
+            if k < l]
+    return pts
+
+
+def _pr(s: Schedule) -> tuple[int, int]:
+    return s.peak, s.recomputations
+
+
+def recomputation_curve(l: int, budget: int | None = None, log: bool = True) -> Figure:
+    """Recomputations against peak slots for every strategy, the optimum drawn as its floor."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ms = list(range(minimum_budget(l), l + 2))
+    opt = [optimal_forwards(l, m) - l for m in ms]
+    ax.step(ms, [max(o, 0.5) if log else o for o in opt], where="post", color="#333333", lw=2,
+            label="optimum (the floor)")
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for name, p, r in strategy_points(l):
+        groups.setdefault(name.split(" ")[0] if name.split(" ")[0] in ("revolve", "every",
+                                                                       "recursive") else name,
+                          []).append((p, r))
+    for k, (name, pts) in enumerate(groups.items()):
+        pts.sort()
+        ax.plot([p for p, _ in pts], [max(r, 0.5) if log else r for _, r in pts],
+                "o-" if len(pts) > 1 else "o", color=color(k), label=name, ms=5)
+    if budget is not None:
+        ax.axvline(budget, color="#c0392b", ls="--", lw=1)
+        best = optimal_forwards(l, budget) - l if budget >= minimum_budget(l) else None
+        ax.set_title(f"l = {l}: at M = {budget} the optimum recomputes {best:g} steps"
+                     if best is not None else f"l = {l}: M = {budget} is below the minimum",
+                     fontsize=10)
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel("peak memory (slots)")
+    ax.set_ylabel("recomputations" + (" (0 drawn at 0.5)" if log else ""))
+    return finish(fig, ax, None, legend=True)
+
+
+def schedule_diagram(schedule: Schedule, ax=None, title: str | None = None) -> Figure:
+    """Time on the x axis, chain step on the y axis (as pyrevolve and Checkmate draw schedules):
+    forward steps climb, backward steps descend, kept checkpoints are marked."""
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.4, 2.8))
+    for t, a in enumerate(schedule.actions):
+        if isinstance(a, Forward):
+            ax.plot([t, t + 1], [a.i, a.i + 1], color=X_COLOR, lw=2)
+            if a.keep:
+                ax.plot([t], [a.i], "s", color="#1f4e79", ms=4)
+        elif isinstance(a, Backward):
+            ax.plot([t, t + 1], [a.i + 0.5, a.i - 0.5 + 0.5], color=Y_COLOR, lw=3)
+    ax.set_xlabel("time (actions)")
+    ax.set_ylabel("step i")
+    return finish(fig, ax, title or f"{schedule.name}: peak {schedule.peak}, "
+                                    f"{schedule.recomputations} recomputations")
+
+
+def comparison_table(schedules: Sequence[Schedule]) -> str:
+    """An HTML table: strategy, peak slots, recomputations, forward steps."""
+    rows = "".join(f"<tr><td>{html.escape(s.name)}</td><td>{s.peak}</td><td>{s.recomputations}</td>"
+                   f"<td>{s.forwards}</td></tr>" for s in schedules)
+    return ("<table><tr><th>strategy</th><th>peak (slots)</th><th>recomputations</th>"
+            f"<th>forward steps</th></tr>{rows}</table>")
