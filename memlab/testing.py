@@ -7,14 +7,19 @@ a student can act on:
   finite differences in float64 (CSE599G1 lecture 7, p.6: a gradient is a graph that computes
   numbers, so it can be checked by numbers);
 * :func:`check_plan_runs` verifies a memory plan with the independent checker
-  (:func:`memlab.memory.check_plan`) and runs it in an arena against the naive executor (p.17-22).
+  (:func:`memlab.memory.check_plan`) and runs it in an arena against the naive executor (p.17-22);
+* :func:`forbid` makes an exercise's hidden tests fail an answer that only calls the library's
+  own version of what the question asks the student to write.
 
 Results are compared as plain numpy arrays of floats, so an object whose ``==`` always answers
 True proves nothing.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+import importlib
+import sys
+from contextlib import contextmanager
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -80,3 +85,39 @@ def check_plan_runs(plan: Plan, feed: Mapping[Node | str, object], rtol: float =
     for k, (a, b) in enumerate(zip(got, want)):
         assert a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=rtol), \
             f"output {k} ({plan.outputs[k].name}) differs when run in the plan's arena"
+
+
+class WriteItYourself(AssertionError):
+    """Raised by a library function the exercise asks the student to write."""
+
+
+@contextmanager
+def forbid(*targets: str) -> Iterator[None]:
+    """Within the block, the library functions named by ``targets`` (``"memlab.checkpoint.optimal"``)
+    raise :class:`WriteItYourself`: in their module, in every loaded ``memlab`` module that imported
+    them, and in the notebook's own namespace (``__main__``). Everything is restored afterwards.
+    """
+    originals = []
+    for target in targets:
+        module_name, _, attr = target.rpartition(".")
+        original = getattr(importlib.import_module(module_name), attr)
+
+        def refuse(*args: object, _name: str = target, **kwargs: object) -> None:
+            raise WriteItYourself(f"this answer calls {_name}: the question asks you to write it "
+                                  f"yourself")
+
+        originals.append((original, refuse))
+    swapped = []
+    spaces = [vars(m) for name, m in list(sys.modules.items())
+              if m is not None and (name == "__main__" or name.startswith("memlab"))]
+    for space in spaces:
+        for key, value in list(space.items()):
+            for original, refuse in originals:
+                if value is original:
+                    swapped.append((space, key, value))
+                    space[key] = refuse
+    try:
+        yield
+    finally:
+        for space, key, value in swapped:
+            space[key] = value

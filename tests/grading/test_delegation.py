@@ -1,0 +1,34 @@
+"""An answer that only calls memlab's own version of what a question asks for scores 0 there."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from memlab.grading import grade
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: exercise -> {question id: an answer that delegates to the library}
+DELEGATING = {
+    "07_chain_dp": {
+        "q1_min_forwards": "def min_forwards(l, M):\n    return ck.optimal_forwards(l, M)\n",
+        "q2_schedule": "from memlab.checkpoint import optimal\n\n"
+                       "def optimal_schedule(l, M):\n    return optimal(l, M).actions\n",
+    },
+}
+
+
+@pytest.mark.parametrize("exercise", sorted(DELEGATING))
+def test_delegating_answers_score_zero(exercise, tmp_path):
+    nb = nbformat.read(ROOT / "exercises" / f"{exercise}.ipynb", as_version=4)
+    for cell in nb.cells:
+        meta = cell.metadata.get("memlab", {})
+        if meta.get("kind") == "answer" and meta.get("id") in DELEGATING[exercise]:
+            cell.source = DELEGATING[exercise][meta["id"]]
+    path = tmp_path / f"{exercise}.ipynb"
+    nbformat.write(nb, path)
+    result = grade(path, solution=ROOT / "solutions" / f"{exercise}.ipynb", timeout=60)
+    for qid in DELEGATING[exercise]:
+        assert result.questions[qid].score == 0, f"{exercise}: delegating {qid} earned points"
