@@ -197,3 +197,42 @@ def optimal_hetero(chain: HeteroChain, budget: int) -> HeteroSchedule:
         raise BudgetError(f"budget must be a whole number of units >= 0, got {budget!r}")
     upper = sum(chain.sizes) + max(chain.sizes)  # more than store-all ever holds
     return HeteroPlanner(chain, max(int(budget), upper)).schedule(int(budget))
+
+
+def evaluate(actions: Sequence[Action], chain: HeteroChain) -> tuple[int, float]:
+    """Peak memory (units) and forward time of any schedule on ``chain`` (a homogeneous strategy's
+    schedule included), replayed independently of the dynamic program."""
+    return replay_memory(actions, chain), sum(chain.forward_costs[a.i] for a in actions
+                                               if isinstance(a, Forward))
+
+
+def cnn_like_chain(l: int = 12, seed: int = 0) -> HeteroChain:
+    """A chain shaped like a small CNN: activations halve in size every few layers (big early, small
+    late) while the cost per step stays about the same; backward steps cost twice the forward."""
+    rng = np.random.default_rng(seed)
+    sizes = [max(1, int(round(16 / 2 ** (3 * i // l)))) for i in range(l + 1)]
+    fwd = [float(rng.integers(2, 5)) for _ in range(l)]
+    return hetero_chain(sizes, fwd)
+
+
+def compare_with_homogeneous(chain: HeteroChain, budgets: Sequence[int]) -> list[dict[str, object]]:
+    """For each budget: the heterogeneous optimum against the best homogeneous schedule that fits
+    (the slot optimum for every slot count, Revolve for every snapshot count, sqrt(l)), each
+    replayed on ``chain`` with its real sizes and costs."""
+    from .strategies import optimal, revolve, sqrt_schedule  # the same package, one layer
+
+    l = chain.l
+    pool = [optimal(l, m) for m in range(3 if l > 1 else 2, l + 2)]
+    pool += [revolve(l, c) for c in range(1, l + 1)] + [sqrt_schedule(l)]
+    scored = [(s.name, *evaluate(s.actions, chain)) for s in pool]
+    planner = HeteroPlanner(chain, max(max(budgets), sum(chain.sizes) + max(chain.sizes)))
+    rows = []
+    for b in budgets:
+        fits = [(t, name, p) for name, p, t in scored if p <= b]
+        best = min(fits) if fits else None
+        opt = planner.schedule(b) if np.isfinite(planner.C[0, l][b]) else None
+        rows.append({"budget": b,
+                     "optimum": None if opt is None else opt.forward_time,
+                     "homogeneous": None if best is None else best[0],
+                     "which": None if best is None else best[1]})
+    return rows

@@ -127,7 +127,7 @@ def recomputation_curve(l: int, budget: int | None = None, log: bool = True) -> 
     return finish(fig, ax, None, legend=True)
 
 
-def schedule_diagram(schedule: Schedule, ax=None, title: str | None = None) -> Figure:
+def schedule_diagram(schedule, ax=None, title: str | None = None) -> Figure:
     """Time on the x axis, chain step on the y axis (as pyrevolve and Checkmate draw schedules):
     forward steps climb, backward steps descend, kept checkpoints are marked."""
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.4, 2.8))
@@ -140,8 +140,9 @@ def schedule_diagram(schedule: Schedule, ax=None, title: str | None = None) -> F
             ax.plot([t, t + 1], [a.i + 0.5, a.i - 0.5 + 0.5], color=Y_COLOR, lw=3)
     ax.set_xlabel("time (actions)")
     ax.set_ylabel("step i")
-    return finish(fig, ax, title or f"{schedule.name}: peak {schedule.peak}, "
-                                    f"{schedule.recomputations} recomputations")
+    if title is None:
+        title = f"{schedule.name}: peak {schedule.peak}, {schedule.recomputations} recomputations"
+    return finish(fig, ax, title)
 
 
 def comparison_table(schedules: Sequence[Schedule]) -> str:
@@ -150,3 +151,62 @@ def comparison_table(schedules: Sequence[Schedule]) -> str:
                    f"<td>{s.forwards}</td></tr>" for s in schedules)
     return ("<table><tr><th>strategy</th><th>peak (slots)</th><th>recomputations</th>"
             f"<th>forward steps</th></tr>{rows}</table>")
+
+
+LEVEL_COLORS = ("#1f4e79", "#e69f00", "#009e73", "#cc79a7")
+
+
+def level_diagram(schedule, write: Sequence[float], read: Sequence[float],
+                  title: str | None = None) -> Figure:
+    """A multi-level schedule over time: forward and backward steps as in :func:`schedule_diagram`,
+    writes (triangles up) and reads (triangles down) coloured by storage level; each event takes
+    its cost in time."""
+    fig, ax = plt.subplots(figsize=(6.4, 2.8))
+    t = 0.0
+    for e in schedule.events:
+        if e.kind == "F":
+            ax.plot([t, t + 1], [e.i, e.i + 1], color=X_COLOR, lw=2)
+            t += 1
+        elif e.kind == "B":
+            ax.plot([t, t + 0.5], [e.i + 0.5, e.i], color=Y_COLOR, lw=3)
+            t += 0.5
+        else:
+            cost = write[e.level] if e.kind == "write" else read[e.level]
+            ax.plot([t], [e.i], "^" if e.kind == "write" else "v", ms=7,
+                    color=LEVEL_COLORS[e.level % len(LEVEL_COLORS)])
+            t += cost
+    ax.set_xlabel("time")
+    ax.set_ylabel("step i")
+    return finish(fig, ax, title or f"time {schedule.time:g}: {schedule.forwards} forward steps, "
+                                    f"{schedule.writes} writes, {schedule.reads} reads")
+
+
+def chain_profile(chain) -> Figure:
+    """A heterogeneous chain's parameters: value sizes x_i and forward costs wf_i per step."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(6.4, 2.2))
+    a.bar(range(len(chain.sizes)), chain.sizes, color=X_COLOR)
+    a.set_xlabel("i")
+    a.set_ylabel("size of x_i")
+    b.bar(range(len(chain.forward_costs)), chain.forward_costs, color="#999999")
+    b.set_xlabel("i")
+    b.set_ylabel("cost of F_i")
+    fig.tight_layout()
+    return fig
+
+
+def time_memory_curve(rows: Sequence[dict], title: str | None = None) -> Figure:
+    """Total time against the size of the first level (rows of ``time_against_memory``)."""
+    fig, ax = plt.subplots(figsize=(5.6, 2.8))
+    for k, (label, rs) in enumerate(_group(rows).items()):
+        ax.plot([r["level0"] for r in rs], [r["time"] for r in rs], "o-", color=color(k),
+                label=label)
+    ax.set_xlabel("slots in the first level (memory)")
+    ax.set_ylabel("total time")
+    return finish(fig, ax, title, legend=True)
+
+
+def _group(rows: Sequence[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in rows:
+        out.setdefault(str(r.get("label", "")), []).append(r)
+    return out
