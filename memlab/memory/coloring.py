@@ -13,10 +13,10 @@ p.25). Everything here returns lists and dicts a lesson can draw.
 """
 from __future__ import annotations
 
-import heapq
 from typing import Any, Callable, Iterable, Sequence
 
 from ..graph import Node, as_list, topo_order
+from ..scheduling.listsched import run_list
 from .longest_path import longest_path_coloring, node_colors  # noqa: F401  (ml.coloring names)
 from .planner import MemoryPlan, plan_memory
 
@@ -73,47 +73,22 @@ def simulate_schedule(order: Sequence[Node], workers: int = 2,
                       cost: Callable[[Node], float] | None = None) -> dict[str, Any]:
     """List-schedule the computed nodes on ``workers`` respecting data and ``extra`` dependencies.
 
-    Each op takes ``cost(node)`` time (default 1); ready ops start in
-    ``order``'s priority on the first free worker. Returns ``{"makespan":
-    t, "slots": [(node, worker, start, end), ...]}``.
+    Each op takes ``cost(node)`` time (default 1); ready ops start in ``order``'s priority on the
+    lowest free worker (the one list scheduler, :func:`memlab.scheduling.listsched.run_list`).
+    Returns ``{"makespan": t, "slots": [(node, worker, start, end), ...]}`` in start order.
     """
     cost = cost or (lambda n: 1.0)
     ops = [n for n in order if n.op.computes]
-    prio = {n: i for i, n in enumerate(ops)}
-    preds: dict[Node, set[Node]] = {n: {x for x in n.inputs if x in prio} for n in ops}
+    index = {n: i for i, n in enumerate(ops)}
+    preds = [{index[x] for x in n.inputs if x in index} for n in ops]
     for a, b in extra:
-        if a in prio and b in prio and a is not b:
-            preds[b].add(a)
-    succs: dict[Node, list[Node]] = {n: [] for n in ops}
-    for b, ps in preds.items():
-        for a in ps:
-            succs[a].append(b)
-    waiting = {n: len(ps) for n, ps in preds.items()}
-    ready = [(prio[n], n.id, n) for n in ops if waiting[n] == 0]
-    heapq.heapify(ready)
-    free = list(range(workers))
-    running: list[tuple[float, int, int, Node]] = []
-    slots: list[tuple[Node, int, float, float]] = []
-    t = 0.0
-    while ready or running:
-        while ready and free:
-            _, _, n = heapq.heappop(ready)
-            w = free.pop(0)
-            end = t + cost(n)
-            slots.append((n, w, t, end))
-            heapq.heappush(running, (end, w, n.id, n))
-        if not running:
-            break
-        t, w, _, n = heapq.heappop(running)
-        free.append(w)
-        free.sort()
-        for b in succs[n]:
-            waiting[b] -= 1
-            if waiting[b] == 0:
-                heapq.heappush(ready, (prio[b], b.id, b))
-    if len(slots) != len(ops):
-        raise ValueError("the dependencies have a cycle")  # pragma: no cover
-    return {"makespan": max((s[3] for s in slots), default=0.0), "slots": slots}
+        if a in index and b in index and a is not b:
+            preds[index[b]].add(index[a])
+    start, end, lanes = run_list(len(ops), [sorted(p) for p in preds], lambda i: cost(ops[i]),
+                                 workers, list(range(len(ops))))
+    slots = sorted(((ops[i], lanes[i][0], start[i], end[i]) for i in range(len(ops))),
+                   key=lambda s: (s[2], index[s[0]]))
+    return {"makespan": max(end, default=0.0), "slots": slots}
 
 
 def concurrency_tradeoff(outputs: Node | Iterable[Node], colors: Sequence[int] = (1, 2, 4),

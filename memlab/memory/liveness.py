@@ -13,7 +13,7 @@ import math
 from typing import Iterable, Sequence
 
 from ..errors import PlanError
-from ..graph import Node, as_list, check_order, topo_order
+from ..graph import Node, as_list, check_order, consumers, topo_order
 
 
 def node_bytes(node: Node) -> int:
@@ -43,25 +43,17 @@ def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None) -> tup
 
 def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
     """Reference counts before the first step: distinct consumers of every value (p.22)."""
-    ref: dict[Node, int] = {}
-    for n in order:
-        for x in dict.fromkeys(n.inputs):
-            ref[x] = ref.get(x, 0) + 1
-    return ref
+    return {x: len(dict.fromkeys(readers)) for x, readers in consumers(order).items() if readers}
 
 
 def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tuple[int, int]]:
-    """``(first, last)`` step indices of each computed value in ``order`` (outputs: last = len(order))."""
-    life = {n: [i, i] for i, n in enumerate(order) if n.op.computes}
-    for i, n in enumerate(order):
-        for x in n.inputs:
-            if x in life and life[x][1] < i:
-                life[x][1] = i
-    end = len(order)
-    for o in outputs:
-        if o in life:
-            life[o][1] = end
-    return {n: (a, b) for n, (a, b) in life.items()}
+    """``(first, last)`` step of each computed value in ``order``: from the step that computes it to
+    the step of its last consumer (graph outputs: to ``len(order)``, the end)."""
+    step = {n: i for i, n in enumerate(order)}
+    keep = set(outputs)
+    last = {n: max((step[c] for c in readers), default=step[n])
+            for n, readers in consumers(order).items() if n.op.computes}
+    return {n: (step[n], len(order) if n in keep else end) for n, end in last.items()}
 
 
 def inplace_partner(node: Node, life: dict[Node, tuple[int, int]], step: int,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
+from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ..errors import TreeError
 from .taskgraph import TaskGraph
 from .timeline import step_curve
 
-__all__ = ["Schedule", "list_schedule", "bottom_levels", "memory_curve"]
+__all__ = ["Schedule", "run_list", "list_schedule", "bottom_levels", "memory_curve"]
 
 
 @dataclass
@@ -88,6 +88,59 @@ def _ranks(graph: TaskGraph, priority: Sequence | dict | None) -> dict:
     return ranks
 
 
+def run_list(n: int, preds: Sequence[Sequence[int]], duration: Callable[[int], float], P: int,
+             rank: Sequence, lanes: Sequence[tuple[int, int]] | None = None,
+             ) -> tuple[list[float], list[float], list[tuple[int, int]]]:
+    """The one list scheduler (seed 002, "Task graph scheduling and memory"; Graham's greedy).
+
+    Tasks ``0..n-1`` wait for ``preds[i]``; whenever processors are idle, the ready tasks start in
+    ``rank`` order (smaller first). A task takes one processor, the lowest idle one, unless
+    ``lanes[i] = (lo, hi)`` fixes the processors it needs all of (a task whose lanes are busy is
+    passed over for now). At an instant where tasks end and others could start, every ending is
+    handled first. Returns per-task start, end and the lanes ``(lo, hi)`` it ran on.
+    """
+    waiting = [len(p) for p in preds]
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for i, ps in enumerate(preds):
+        for u in ps:
+            succ[u].append(i)
+    ready = [(rank[i], i) for i in range(n) if waiting[i] == 0]
+    heapq.heapify(ready)
+    busy = [False] * P
+    running: list[tuple[float, int]] = []
+    start, end = [0.0] * n, [0.0] * n
+    used: list[tuple[int, int]] = [(0, 1)] * n
+    now, done = 0.0, 0
+    while done < n:
+        passed = []
+        while ready and not all(busy):
+            item = heapq.heappop(ready)
+            i = item[1]
+            lo, hi = lanes[i] if lanes is not None else (busy.index(False), busy.index(False) + 1)
+            if any(busy[lo:hi]):
+                passed.append(item)
+                continue
+            busy[lo:hi] = [True] * (hi - lo)
+            start[i], end[i], used[i] = now, now + duration(i), (lo, hi)
+            heapq.heappush(running, (end[i], i))
+        for item in passed:
+            heapq.heappush(ready, item)
+        if not running:
+            raise TreeError("list scheduling is stuck: no task can start (a cycle in the "
+                            "dependencies?)")
+        now = running[0][0]
+        while running and running[0][0] == now:
+            _, i = heapq.heappop(running)
+            lo, hi = used[i]
+            busy[lo:hi] = [False] * (hi - lo)
+            done += 1
+            for v in succ[i]:
+                waiting[v] -= 1
+                if waiting[v] == 0:
+                    heapq.heappush(ready, (rank[v], v))
+    return start, end, used
+
+
 def list_schedule(graph: TaskGraph, P: int = 1, priority: Sequence | dict | None = None) -> Schedule:
     """Greedy list schedule on ``P`` identical processors (seed 002, "Task graph
     scheduling and memory"): at every instant, idle processors (lowest index
@@ -99,35 +152,14 @@ def list_schedule(graph: TaskGraph, P: int = 1, priority: Sequence | dict | None
         raise TreeError(f"list_schedule: P must be a positive integer, got {P}")
     graph.topological_order()  # validates (cycle -> TreeError)
     rank = _ranks(graph, priority)
-    waiting = {t: len(graph.pred[t]) for t in graph.tasks}
-    ready = [(rank[t], t) for t in graph.tasks if waiting[t] == 0]
-    heapq.heapify(ready)
-    free = list(range(int(P)))
-    running: list[tuple[float, int, int]] = []  # (end, seq, proc)
-    who: dict[int, Hashable] = {}
+    tasks = list(graph.tasks)
+    index = {t: k for k, t in enumerate(tasks)}
+    preds = [[index[u] for u in graph.pred[t]] for t in tasks]
+    start, end, used = run_list(len(tasks), preds, lambda k: graph.duration[tasks[k]], int(P),
+                                [rank[t] for t in tasks])
     sched = Schedule()
-    now = 0.0
-    seq = 0
-    done = 0
-    n = len(graph.tasks)
-    while done < n:
-        while ready and free:
-            _, t = heapq.heappop(ready)
-            p = heapq.heappop(free)
-            sched.start[t], sched.end[t], sched.proc[t] = now, now + graph.duration[t], p
-            heapq.heappush(running, (now + graph.duration[t], seq, p))
-            who[seq] = t
-            seq += 1
-        now = running[0][0]
-        while running and running[0][0] == now:
-            _, s, p = heapq.heappop(running)
-            t = who.pop(s)
-            heapq.heappush(free, p)
-            done += 1
-            for v in graph.succ[t]:
-                waiting[v] -= 1
-                if waiting[v] == 0:
-                    heapq.heappush(ready, (rank[v], v))
+    for k, t in enumerate(tasks):
+        sched.start[t], sched.end[t], sched.proc[t] = start[k], end[k], used[k][0]
     sched.makespan = max(sched.end.values(), default=0.0)
     sched.times, sched.memory = memory_curve(graph, sched.start, sched.end)
     sched.peak = float(sched.memory.max()) if len(sched.memory) else 0.0

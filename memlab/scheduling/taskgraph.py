@@ -21,12 +21,12 @@ programming over the sets of processed tasks.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator, Hashable, Iterable, Sequence
 
 import numpy as np
 
 from ..errors import TreeError
+from .subsets import ExactResult, min_peak_search
 
 __all__ = ["TaskGraph", "peak", "memory_profile", "check_order", "min_peak_order",
            "ExactResult", "sequential_example", "random_taskgraph", "MAX_EXACT_TASKS"]
@@ -248,19 +248,6 @@ def peak(graph: TaskGraph, order: Sequence[Task]) -> float:
     return float(during.max()) if len(during) else 0.0
 
 
-@dataclass
-class ExactResult:
-    """Result of :func:`min_peak_order`: an optimal order, its peak, and the
-    number of states (sets of processed tasks) the search explored."""
-
-    order: list
-    peak: float
-    states: int
-
-    def __iter__(self):  # so ``order, peak, states = min_peak_order(g)`` works
-        return iter((self.order, self.peak, self.states))
-
-
 def min_peak_order(graph: TaskGraph, max_tasks: int = MAX_EXACT_TASKS) -> ExactResult:
     """Minimum-peak sequential order by dynamic programming over the
     down-closed sets S of processed tasks (every predecessor of a task of S is
@@ -275,42 +262,11 @@ def min_peak_order(graph: TaskGraph, max_tasks: int = MAX_EXACT_TASKS) -> ExactR
                         f"{max_tasks} (the search is exponential in the number of tasks)")
     index = {t: i for i, t in enumerate(graph.tasks)}
     tasks = graph.tasks
-    need = [0] * n
-    for t in tasks:
-        for u in graph.pred[t]:
-            need[index[t]] |= 1 << index[u]
+    needs = [sum(1 << index[u] for u in graph.pred[t]) for t in tasks]
     cost = [graph.out_size(t) + graph.memory[t] for t in tasks]
     delta = [graph.out_size(t) - graph.in_size(t) for t in tasks]
-    layer: dict[int, tuple[float, float]] = {0: (0.0, 0.0)}
-    back: list[dict[int, tuple[int, int]]] = []
-    states = 1
-    for _ in range(n):
-        nxt: dict[int, tuple[float, float]] = {}
-        links: dict[int, tuple[int, int]] = {}
-        for mask, (pk, live) in layer.items():
-            for i in range(n):
-                bit = 1 << i
-                if mask & bit or (need[i] & mask) != need[i]:
-                    continue
-                step = live + cost[i]
-                cand = pk if pk > step else step
-                new = mask | bit
-                old = nxt.get(new)
-                if old is None or cand < old[0]:
-                    nxt[new] = (cand, live + delta[i])
-                    links[new] = (mask, i)
-        states += len(nxt)
-        back.append(links)
-        layer = nxt
-    best = layer[(1 << n) - 1][0] if n else 0.0
-    order: list[Task] = []
-    mask = (1 << n) - 1
-    for links in reversed(back):
-        prev, i = links[mask]
-        order.append(tasks[i])
-        mask = prev
-    order.reverse()
-    return ExactResult(order, best, states)
+    res = min_peak_search(needs, cost, delta)
+    return ExactResult([tasks[i] for i in res.order], res.peak, res.states)
 
 
 #: edges of :func:`sequential_example` (producer, consumer, size)

@@ -18,7 +18,6 @@ run (P = 1) therefore has the peak of :func:`memlab.treebase.peak`.
 """
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -27,6 +26,7 @@ import numpy as np
 from .timeline import step_curve
 
 from ..errors import TreeError
+from .listsched import run_list
 from .treebase import Tree
 
 __all__ = ["TreeSchedule", "simulate", "check_work"]
@@ -85,64 +85,13 @@ def simulate(tree: Tree, w: Sequence[float] | None, P: int, procs: Sequence[tupl
     for i, (lo, hi) in enumerate(procs):
         if not 0 <= lo < hi <= P:
             raise TreeError(f"node {i}: processor range [{lo}, {hi}) is not inside [0, {P})")
-    after = after or {}
-    waiting = [len(tree.children[i]) for i in range(n)]
-    release: dict[int, list[int]] = {}
-    for i, deps in after.items():
-        for u in deps:
-            waiting[i] += 1
-            release.setdefault(u, []).append(i)
-    f, m, children, parent = tree.f, tree.m, tree.children, tree.parent
-    ready = [(rank[i], i) for i in range(n) if waiting[i] == 0]
-    heapq.heapify(ready)
-    busy = [False] * P
-    nfree = P
-    running: list[tuple[float, int]] = []
-    start = [0.0] * n
-    end = [0.0] * n
-    events: list[tuple[float, int, float]] = []
-    now = 0.0
-    done = 0
-
-    def unblock(v: int) -> None:
-        waiting[v] -= 1
-        if waiting[v] == 0:
-            heapq.heappush(ready, (rank[v], v))
-
-    while done < n:
-        if nfree and ready:
-            skipped = []
-            while ready and nfree:
-                item = heapq.heappop(ready)
-                i = item[1]
-                lo, hi = procs[i]
-                if any(busy[lo:hi]):
-                    skipped.append(item)
-                    continue
-                for k in range(lo, hi):
-                    busy[k] = True
-                nfree -= hi - lo
-                start[i] = now
-                end[i] = now + w[i] / (hi - lo) ** alpha
-                events.append((now, 1, m[i] + f[i]))
-                heapq.heappush(running, (end[i], i))
-            for item in skipped:
-                heapq.heappush(ready, item)
-        if not running:
-            raise TreeError("simulation is stuck: no node can start (bad extra dependencies?)")
-        now = running[0][0]
-        while running and running[0][0] == now:
-            _, i = heapq.heappop(running)
-            lo, hi = procs[i]
-            for k in range(lo, hi):
-                busy[k] = False
-            nfree += hi - lo
-            done += 1
-            events.append((now, 0, -(m[i] + sum(f[c] for c in children[i]))))
-            if parent[i] >= 0:
-                unblock(parent[i])
-            for v in release.get(i, ()):
-                unblock(v)
+    preds = [list(tree.children[i]) + list((after or {}).get(i, ())) for i in range(n)]
+    span = [hi - lo for lo, hi in procs]
+    start, end, _ = run_list(n, preds, lambda i: w[i] / span[i] ** alpha, int(P), rank,
+                             lanes=[tuple(p) for p in procs])
+    f, m, children = tree.f, tree.m, tree.children
+    events = [(start[i], 1, m[i] + f[i]) for i in range(n)]
+    events += [(end[i], 0, -(m[i] + sum(f[c] for c in children[i]))) for i in range(n)]
     times, memory = step_curve(events)
     return TreeSchedule(start, end, [tuple(p) for p in procs], max(end), times,
                         memory, float(memory.max()), int(P), label)

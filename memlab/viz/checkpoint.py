@@ -6,6 +6,7 @@ contents, the optimum's closed form); nothing here decides anything.
 from __future__ import annotations
 
 import html
+from functools import lru_cache
 from typing import Sequence
 
 import graphviz
@@ -83,6 +84,7 @@ def chain_graph(l: int) -> graphviz.Digraph:
     return g
 
 
+@lru_cache(maxsize=64)
 def strategy_points(l: int) -> list[tuple[str, int, int]]:
     """``(strategy, peak, recomputations)`` for the classic strategies on a chain of ``l`` steps."""
     pts = [(s.name, s.peak, s.recomputations) for s in (store_all(l), recompute_all(l),

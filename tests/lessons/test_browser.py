@@ -192,7 +192,10 @@ def test_lesson_runs_in_jupyterlab(lab, browser, lesson):
             handle.scroll_into_view_if_needed()
             handle.focus()
             handle.press("End")  # slider to its last frame
-            page.wait_for_timeout(300)
+            for _ in range(50):  # a stepper redraws at once; an interact callback may compute first
+                page.wait_for_timeout(100)
+                if output.inner_html() != before:
+                    break
             assert output.inner_html() != before, f"{lesson.name}: stepper {i} did not move"
         page.screenshot(path=str(SHOTS / f"{lesson.stem}.png"), full_page=False)
         print(f"screenshot: {SHOTS / (lesson.stem + '.png')}")
