@@ -43,7 +43,11 @@ def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None) -> tup
 
 def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
     """Reference counts before the first step: distinct consumers of every value (p.22)."""
-    return {x: len(dict.fromkeys(readers)) for x, readers in consumers(order).items() if readers}
+    ref: dict[Node, int] = {}
+    for n in order:
+        for x in dict.fromkeys(n.inputs):  # x * x reads x once
+            ref[x] = ref.get(x, 0) + 1
+    return ref
 
 
 def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tuple[int, int]]:

@@ -175,8 +175,9 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool = True, share: boo
             continue
         nbytes, c = sizes[n], color.get(n, 0)
         # 1. in-place: take the tag of an input this op may overwrite and is the last to read
-        source, note = _inplace_source(n, ref, tag, sizes, tag_color, c, is_output) \
-            if inplace else (None, "")
+        positions = n.op.inplace(n) if inplace else ()
+        source, note = _inplace_source(n, positions, ref, tag, sizes, tag_color, c, is_output) \
+            if positions else (None, "")
         if source is not None:
             t, action = tag[source], "inplace"
             plan.inplace_pairs.append((source, n))
@@ -204,11 +205,13 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool = True, share: boo
     return plan
 
 
-def _inplace_source(n: Node, ref: dict[Node, int], tag: dict[Node, int], sizes: dict[Node, int],
-                    tag_color: dict[int, int], c: int, is_output: set[Node]) -> tuple[Node | None, str]:
-    """The input whose tag ``n`` may take in place (p.19-20), and a note saying why or why not."""
+def _inplace_source(n: Node, positions: Sequence[int], ref: dict[Node, int], tag: dict[Node, int],
+                    sizes: dict[Node, int], tag_color: dict[int, int], c: int,
+                    is_output: set[Node]) -> tuple[Node | None, str]:
+    """The input at one of ``positions`` whose tag ``n`` may take in place (p.19-20), and a note
+    saying why or why not."""
     note = ""
-    for i in n.op.inplace(n):
+    for i in positions:
         x = n.inputs[i]
         if x not in tag:
             continue                                   # a placeholder or constant: not ours
