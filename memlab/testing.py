@@ -91,33 +91,50 @@ class WriteItYourself(AssertionError):
     """Raised by a library function the exercise asks the student to write."""
 
 
+def _resolve(target: str) -> tuple[object, str, object]:
+    """``(owner, attribute, value)`` for a dotted name: a module attribute or a class attribute."""
+    parts = target.split(".")
+    for k in range(len(parts) - 1, 0, -1):
+        try:
+            owner: object = importlib.import_module(".".join(parts[:k]))
+        except ImportError:
+            continue
+        for name in parts[k:-1]:
+            owner = getattr(owner, name)
+        return owner, parts[-1], getattr(owner, parts[-1])
+    raise ValueError(f"cannot resolve {target!r}")
+
+
 @contextmanager
 def forbid(*targets: str) -> Iterator[None]:
-    """Within the block, the library functions named by ``targets`` (``"memlab.checkpoint.optimal"``)
-    raise :class:`WriteItYourself`: in their module, in every loaded ``memlab`` module that imported
+    """Within the block, the library functions named by ``targets`` (``"memlab.checkpoint.optimal"``,
+    or a method such as ``"memlab.graph.ops.elementwise.Elementwise.gradient"``) raise
+    :class:`WriteItYourself`: where they are defined, in every loaded ``memlab`` module that imported
     them, and in the notebook's own namespace (``__main__``). Everything is restored afterwards.
     """
+    swapped: list[tuple[object, str, object]] = []
     originals = []
     for target in targets:
-        module_name, _, attr = target.rpartition(".")
-        original = getattr(importlib.import_module(module_name), attr)
+        owner, attr, original = _resolve(target)
 
         def refuse(*args: object, _name: str = target, **kwargs: object) -> None:
             raise WriteItYourself(f"this answer calls {_name}: the question asks you to write it "
                                   f"yourself")
 
         originals.append((original, refuse))
-    swapped = []
-    spaces = [vars(m) for name, m in list(sys.modules.items())
-              if m is not None and (name == "__main__" or name.startswith("memlab"))]
-    for space in spaces:
+        swapped.append((owner, attr, original))
+        setattr(owner, attr, refuse)
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "__main__" or name.startswith("memlab")):
+            continue
+        space = vars(module)
         for key, value in list(space.items()):
             for original, refuse in originals:
                 if value is original:
-                    swapped.append((space, key, value))
+                    swapped.append((module, key, value))
                     space[key] = refuse
     try:
         yield
     finally:
-        for space, key, value in swapped:
-            space[key] = value
+        for owner, attr, value in reversed(swapped):
+            setattr(owner, attr, value)
