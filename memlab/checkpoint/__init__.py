@@ -5,7 +5,9 @@ optimal checkpointing (:mod:`.binomial`), and the strategies as explicit schedul
 (:mod:`.strategies`: store all, recompute all, store some, every k, sqrt(l), Chen et al.'s recursion,
 the optimum, Revolve); chains with uneven costs and sizes (:mod:`.hetero`, rotor's dynamic
 program) and several storage levels (:mod:`.levels`, disk and H-Revolve); any schedule run on real
-gradients in its simulated slots (:mod:`.realchain`). Imports :mod:`memlab.errors`, and, to run
+gradients in its simulated slots (:mod:`.realchain`). Op graphs: the training graph rewritten to
+recompute dropped values in the backward pass (:mod:`.rewrite`, p.31-32) and the choice of values to
+keep (:mod:`.segments`: every k, sqrt(N), memonger; p.31-34). Imports :mod:`memlab.errors`, and, to run
 schedules on real gradients, the graph and execute layers.
 """
 from .chain import Action, Forward, Backward, Free, Schedule, Simulation, simulate
@@ -15,10 +17,13 @@ from .strategies import (store_all, recompute_all, store_some, periodic, sqrt_sc
 from .hetero import HeteroChain, HeteroSchedule, hetero_chain, optimal_hetero
 from .levels import LevelSchedule, multilevel_optimal, time_against_memory
 from .realchain import ChainModel, mlp_chain, run_schedule
+from .rewrite import recompute_graph, recomputed_nodes
+from .segments import every_k, sqrt_checkpoints, memonger
 
 __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "simulate",
            "revolve_advances", "optimal_forwards", "minimum_budget", "store_all", "recompute_all",
            "store_some", "periodic", "sqrt_schedule", "recursive", "optimal", "revolve",
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
            "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
-           "run_schedule"]
+           "run_schedule", "recompute_graph", "recomputed_nodes", "every_k", "sqrt_checkpoints",
+           "memonger"]

@@ -10,8 +10,9 @@ from .node import Node, Op, placeholder, constant, as_node, PLACEHOLDER, CONSTAN
 from .traverse import as_list, topo_order, consumers, check_order
 from .ops import *  # noqa: F401,F403  (add, mul, exp, matmul, pool, ...)
 from .ops import __all__ as _ops_all
-from .autodiff import gradients
+from .autodiff import adjoint_of, gradients
 
 __all__ = ["Node", "Op", "placeholder", "constant", "as_node", "PLACEHOLDER", "CONSTANT",
            "DEFAULT_DTYPE", "as_list", "topo_order", "consumers", "check_order", "gradients",
+           "adjoint_of",
            *[n for n in _ops_all if n not in ("Op", "PLACEHOLDER", "CONSTANT")]]

@@ -9,11 +9,21 @@ gradients of gradients are just gradients of a graph.
 from __future__ import annotations
 
 from typing import Sequence
+from weakref import WeakKeyDictionary
 
 from ..errors import GraphError, ShapeError
 from .node import Node
 from .traverse import as_list, topo_order
 from .ops import add, full, ones_like
+
+
+_ADJOINT: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
+
+
+def adjoint_of(node: Node) -> Node | None:
+    """The node holding the gradient of ``node`` made by the last :func:`gradients` that reached it
+    (the summed adjoint; None if none). Checkpointing uses it to order recomputation (p.32)."""
+    return _ADJOINT.get(node)
 
 
 def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None) -> list[Node]:
@@ -39,6 +49,7 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None) ->
         for p in parts[1:]:
             g = add(g, p)
         grad[node] = g
+        _ADJOINT[node] = g
         if node.is_leaf:
             continue
         try:

@@ -1,0 +1,82 @@
+"""Which forward values to keep on an op graph (CSE599G1 lecture 7, p.31-34; Chen et al. 2016).
+
+* :func:`every_k` keeps every k-th forward node (p.31 "checkpoint every K"): the backward pass then
+  recomputes each segment once, so memory is O(k) for the segment plus O(N / k) checkpoints;
+* :func:`sqrt_checkpoints` takes ``k = sqrt(N)`` (p.33: O(sqrt N) memory for one extra forward pass);
+* :func:`memonger` is Chen et al.'s budget search: walk the forward nodes in topological order, keep
+  a node when the bytes since the last kept one exceed a threshold, try thresholds around
+  ``sqrt(total bytes x largest value)``, and keep the best plan by planned bytes.
+
+Each returns the set of nodes to keep; :func:`~memlab.checkpoint.rewrite.recompute_graph` builds the
+graph that recomputes the others.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from ..errors import BudgetError, PlanError
+from ..graph import Node, as_list
+from ..memory import plan_offsets
+from .rewrite import forward_nodes, recompute_graph, recomputed_nodes
+
+
+def _candidates(outputs: Sequence[Node]) -> list[Node]:
+    """Forward nodes that may be dropped: computed, not the loss."""
+    return [n for n in forward_nodes(outputs) if n is not outputs[0]]
+
+
+def every_k(outputs: Sequence[Node], k: int) -> set[Node]:
+    """Keep every ``k``-th forward node in topological order (p.31)."""
+    outputs = as_list(outputs)
+    if not isinstance(k, int) or k < 1:
+        raise PlanError(f"k must be an integer >= 1, got {k!r}")
+    return {n for i, n in enumerate(_candidates(outputs)) if (i + 1) % k == 0}
+
+
+def sqrt_checkpoints(outputs: Sequence[Node]) -> set[Node]:
+    """Keep every ``round(sqrt(N))``-th of the ``N`` forward nodes (p.33)."""
+    outputs = as_list(outputs)
+    n = len(_candidates(outputs))
+    return every_k(outputs, max(1, round(math.sqrt(n)))) if n else set()
+
+
+def by_threshold(outputs: Sequence[Node], threshold: float) -> set[Node]:
+    """Keep a node whenever the bytes since the last kept one exceed ``threshold`` (memonger's walk)."""
+    keep, since = set(), 0
+    for n in _candidates(as_list(outputs)):
+        since += n.nbytes
+        if since > threshold:
+            keep.add(n)
+            since = 0
+    return keep
+
+
+def planned_bytes(outputs: Sequence[Node], keep: set[Node]) -> int:
+    """Arena bytes of the recomputing graph under the offset planner."""
+    return plan_offsets(recompute_graph(outputs, keep)).total_bytes
+
+
+def memonger(outputs: Sequence[Node], budget: int | None = None) -> set[Node]:
+    """Chen et al.'s search: thresholds around ``sqrt(total x largest)``; the kept set whose plan
+    takes the fewest bytes, or, with ``budget``, the one that recomputes least within it."""
+    outputs = as_list(outputs)
+    cands = _candidates(outputs)
+    if not cands:
+        return set()
+    total, largest = sum(n.nbytes for n in cands), max(n.nbytes for n in cands)
+    base = math.sqrt(total * largest)
+    tried = []
+    for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0):
+        keep = by_threshold(outputs, base * f)
+        rewritten = recompute_graph(outputs, keep)
+        tried.append((plan_offsets(rewritten).total_bytes, len(recomputed_nodes(rewritten)), keep))
+    tried.append((planned_bytes(outputs, set(cands)), 0, set(cands)))  # keep everything
+    if budget is None:
+        return min(tried, key=lambda t: (t[0], t[1]))[2]
+    fits = [t for t in tried if t[0] <= budget]
+    if not fits:
+        least = min(t[0] for t in tried)
+        raise BudgetError(f"no kept set memonger tried fits {budget} bytes: the minimum it found "
+                          f"is {least} bytes")
+    return min(fits, key=lambda t: (t[1], t[0]))[2]

@@ -1,0 +1,111 @@
+"""Recomputation on op graphs: gradients equal bit for bit, planned bytes fall as the lecture says."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import memlab as ml
+from memlab import checkpoint as ck
+from memlab.checkpoint.rewrite import RECOMPUTE, forward_nodes, recomputed_nodes
+from memlab.models import mlp
+
+
+def _training(depth, batch=16, width=16, act="sigmoid", wrt="data"):
+    m = mlp(depth=depth, batch=batch, n_in=width, hidden=width, n_out=5, act=act)
+    xs = [m["x"]] if wrt == "data" else m["params"]
+    return [m["loss"], *ml.gradients(m["loss"], xs)], m["make_feed"](depth)
+
+
+def _branched(blocks, seed=0):
+    """A small residual net: h = h + relu(h @ W1) @ W2 per block, then a softmax loss."""
+    rng = np.random.default_rng(seed)
+    x = ml.placeholder("x", (8, 6))
+    labels = ml.placeholder("labels", (8,), np.int32)
+    h, params, feed = x, [], {}
+    for b in range(blocks):
+        w1, w2 = ml.placeholder(f"W{b}a", (6, 6)), ml.placeholder(f"W{b}b", (6, 6))
+        params += [w1, w2]
+        h = h + ml.matmul(ml.relu(ml.matmul(h, w1)), w2)
+        feed[w1] = (rng.standard_normal((6, 6)) / 3).astype(np.float32)
+        feed[w2] = (rng.standard_normal((6, 6)) / 3).astype(np.float32)
+    loss = ml.softmax_cross_entropy(h, labels)
+    feed[x] = rng.standard_normal((8, 6)).astype(np.float32)
+    feed[labels] = rng.integers(0, 6, 8).astype(np.int32)
+    return [loss, *ml.gradients(loss, [x, *params])], feed
+
+
+def _same(a, b):
+    return all(np.array_equal(u, v) for u, v in zip(a, b))
+
+
+@pytest.mark.parametrize("build", [lambda: _training(6), lambda: _training(9, act="relu", wrt="params"),
+                                   lambda: _branched(4)])
+def test_every_strategy_gives_the_same_gradients_bit_for_bit(build):
+    outs, feed = build()
+    want = ml.Executor(outs).run(feed)
+    cands = [n for n in forward_nodes(outs) if n is not outs[0]]
+    for keep in (set(), ck.sqrt_checkpoints(outs), ck.memonger(outs), ck.every_k(outs, 2),
+                 set(cands[::3])):
+        new = ck.recompute_graph(outs, keep)
+        assert _same(want, ml.Executor(new).run(feed))
+        for plan in (ml.plan_memory(new), ml.plan_offsets(new)):
+            ml.check_plan(plan)
+            assert _same(want, ml.Executor(new, plan=plan).run(feed))
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 10**6), blocks=st.integers(1, 4))
+def test_random_kept_sets_on_branched_nets(seed, blocks):
+    outs, feed = _branched(blocks, seed)
+    cands = [n for n in forward_nodes(outs) if n is not outs[0]]
+    rng = np.random.default_rng(seed)
+    keep = {n for n in cands if rng.random() < 0.4}
+    new = ck.recompute_graph(outs, keep)
+    assert _same(ml.Executor(outs).run(feed), ml.Executor(new).run(feed))
+
+
+def test_recomputation_waits_for_the_backward_pass():
+    """Each group of copies runs after the gradient entering it: in the planner's order every copy
+    comes after the last forward node (the lecture's dashed control edges, p.32)."""
+    outs, _ = _training(12)
+    new = ck.recompute_graph(outs, ck.sqrt_checkpoints(outs))
+    order = ml.topo_order(new)
+    pos = {n: i for i, n in enumerate(order)}
+    last_forward = max(pos[n] for n in forward_nodes(new))
+    copies = recomputed_nodes(new)
+    assert copies and min(pos[c] for c in copies) > last_forward
+
+
+@pytest.mark.parametrize("depth", [64, 256])
+def test_planned_bytes_fall_like_sqrt_n(depth):
+    outs, _ = _training(depth, batch=32, width=32)
+    base = ml.plan_offsets(outs).total_bytes
+    value = 32 * 32 * 4
+    for keep in (ck.sqrt_checkpoints(outs), ck.memonger(outs)):
+        planned = ml.plan_offsets(ck.recompute_graph(outs, keep)).total_bytes
+        assert planned < base / 3
+        # O(sqrt N) values: within a constant of 2 sqrt(N) values (N forward nodes)
+        n = len(forward_nodes(outs))
+        assert planned <= 4 * 2 * math.sqrt(n) * value
+    # about one extra forward pass
+    new = ck.recompute_graph(outs, ck.sqrt_checkpoints(outs))
+    assert len(recomputed_nodes(new)) <= len(forward_nodes(outs))
+
+
+def test_bad_input_is_a_clear_error():
+    outs, _ = _training(3)
+    stranger = ml.placeholder("stranger", (2,)) * 2
+    with pytest.raises(ml.PlanError, match="stranger|mul"):
+        ck.recompute_graph(outs, {stranger})
+    with pytest.raises(ml.PlanError, match="not a Node"):
+        ck.recompute_graph(outs, {"x"})
+    with pytest.raises(ml.BudgetError, match="the minimum it found is"):
+        ck.memonger(outs, budget=10)
+    with pytest.raises(ml.GraphError, match="recompute.* has no gradient"):
+        new = ck.recompute_graph(outs, set())
+        copy = recomputed_nodes(new)[0]
+        ml.gradients(ml.sum(copy), [outs[0]])
+    assert all(c.op is RECOMPUTE for c in recomputed_nodes(ck.recompute_graph(outs, set())))
