@@ -16,12 +16,14 @@ is the op may share exactly its memory with the op's output (p.20).
 """
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
+from heapq import heappop, heappush
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..errors import PlanError
 from ..graph import Node
 from .liveness import inplace_clusters, inplace_partner, lifetimes, prepare
 from .plan import Plan, align
@@ -48,29 +50,47 @@ class OffsetPlan:
         return f"<OffsetPlan {len(self.offset)} values, {self.total_bytes} bytes>"
 
 
-def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
-                 inplace: bool = True) -> OffsetPlan:
-    """Greedy-by-size best-fit offsets (TensorFlow Lite's arena planner) over the values' lifetimes.
+#: above this many blocks to place, :func:`plan_offsets` switches from greedy-by-size to a scan
+SCAN_ABOVE = 20_000
 
-    ``inplace`` merges an op's output with an input it may overwrite when the
-    op is that input's last consumer (p.19-20), as the tag planner does.
+
+def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
+                 inplace: bool = True, method: str = "auto") -> OffsetPlan:
+    """Byte offsets for every value in one arena, over the values' lifetimes.
+
+    ``method="greedy"``: TensorFlow Lite's greedy-by-size best fit (biggest first, each in the
+    smallest gap left by the placed values alive at the same time); quadratic in the worst case.
+    ``method="scan"``: the values in order of their first step (biggest first on a tie), each in the
+    smallest free gap of the arena at that step, freed after its last step: near-linear.
+    ``"auto"`` uses greedy up to :data:`SCAN_ABOVE` blocks. ``inplace`` merges an op's output with
+    an input it may overwrite when the op is that input's last consumer (p.19-20).
     """
+    if method not in ("auto", "greedy", "scan"):
+        raise PlanError(f"method must be 'auto', 'greedy' or 'scan', got {method!r}")
     outs, order, sizes = prepare(outputs, order)
     life = lifetimes(order, outs)
     clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
-    m = len(clusters)
-    first = np.array([life[c[0]][0] for c in clusters], dtype=np.int64)
-    last = np.array([life[c[-1]][1] for c in clusters], dtype=np.int64)
-    size = np.array([align(max(sizes[v] for v in c)) for c in clusters], dtype=np.int64)
+    first = [life[c[0]][0] for c in clusters]
+    last = [life[c[-1]][1] for c in clusters]
+    size = [align(max(sizes[v] for v in c)) for c in clusters]
+    if method == "scan" or (method == "auto" and len(clusters) > SCAN_ABOVE):
+        off, total = _scan(first, last, size)
+    else:
+        off, total = _greedy_by_size(first, last, size)
+    offset = {v: int(off[k]) for k, c in enumerate(clusters) for v in c}
+    return OffsetPlan(outs, order, offset, total, inplace, clusters)
+
+
+def _greedy_by_size(first: list[int], last: list[int], size: list[int]) -> tuple[list[int], int]:
+    """Biggest first; each block in the smallest gap among the placed blocks alive with it."""
+    m = len(size)
+    first_a, last_a, size_a = (np.array(v, dtype=np.int64) for v in (first, last, size))
     rank = sorted(range(m), key=lambda k: (-size[k], first[k], k))
-    p_first = np.empty(m, np.int64)
-    p_last = np.empty(m, np.int64)
-    p_off = np.empty(m, np.int64)
-    p_size = np.empty(m, np.int64)
-    off = np.zeros(m, np.int64)
+    p_first, p_last, p_off, p_size = (np.empty(m, np.int64) for _ in range(4))
+    off = [0] * m
     total = 0
     for j, k in enumerate(rank):
-        a, b, s = first[k], last[k], size[k]
+        a, b, s = first_a[k], last_a[k], size_a[k]
         mask = (p_first[:j] <= b) & (p_last[:j] >= a)
         o = p_off[:j][mask]
         pos = 0
@@ -81,15 +101,58 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
             prev = np.maximum.accumulate(np.concatenate(([0], e)))
             gaps = o - prev[:-1]
             fits = np.flatnonzero(gaps >= s)
-            if fits.size:
-                pos = int(prev[fits[np.argmin(gaps[fits])]])
-            else:
-                pos = int(prev[-1])
+            pos = int(prev[fits[np.argmin(gaps[fits])]]) if fits.size else int(prev[-1])
         off[k] = pos
         p_first[j], p_last[j], p_off[j], p_size[j] = a, b, pos, s
         total = max(total, pos + int(s))
-    offset = {v: int(off[k]) for k, c in enumerate(clusters) for v in c}
-    return OffsetPlan(outs, order, offset, total, inplace, clusters)
+    return off, total
+
+
+def _scan(first: list[int], last: list[int], size: list[int]) -> tuple[list[int], int]:
+    """Blocks in order of first step; each takes the smallest free gap, freed after its last step."""
+    gaps: list[tuple[int, int]] = []       # free gaps below the top, as (length, offset), sorted
+    gap_at: dict[int, int] = {}            # offset -> length of a free gap
+    gap_end: dict[int, int] = {}           # end offset -> offset of a free gap
+    alive: list[tuple[int, int]] = []      # heap of (last step, block)
+    off = [0] * len(size)
+    top = total = 0
+
+    def release(o: int, n: int) -> None:
+        nonlocal top
+        if o + n in gap_at:                # merge with the gap after it
+            m = gap_at.pop(o + n)
+            del gap_end[o + n + m]
+            gaps.pop(bisect_left(gaps, (m, o + n)))
+            n += m
+        if o in gap_end:                   # and the gap before it
+            p = gap_end.pop(o)
+            m = gap_at.pop(p)
+            gaps.pop(bisect_left(gaps, (m, p)))
+            o, n = p, n + m
+        if o + n == top:                   # a gap at the top lowers the top
+            top = o
+            return
+        gap_at[o], gap_end[o + n] = n, o
+        insort(gaps, (n, o))
+
+    for k in sorted(range(len(size)), key=lambda k: (first[k], -size[k], k)):
+        while alive and alive[0][0] < first[k]:
+            _, j = heappop(alive)
+            release(off[j], size[j])
+        s = size[k]
+        i = bisect_left(gaps, (s, -1))
+        if i < len(gaps):                  # the smallest gap that fits
+            n, o = gaps.pop(i)
+            del gap_at[o], gap_end[o + n]
+            if n > s:
+                gap_at[o + s], gap_end[o + n] = n - s, o + s
+                insort(gaps, (n - s, o + s))
+        else:
+            o, top = top, top + s
+            total = max(total, top)
+        off[k] = o
+        heappush(alive, (last[k], k))
+    return off, total
 
 
 def live_bytes_lower_bound(plan: Plan) -> int:

@@ -1,4 +1,5 @@
 """Offset planner (TFLite-style greedy by size), the live-bytes lower bound, check_plan."""
+import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -105,3 +106,23 @@ def test_tags_by_size_on_slide22_uses_three_storages():
     plan = plan_tags_by_size(g["G"], order=g["order"])
     check_plan(plan)
     assert plan.num_storages == 3 and plan.storage[g["E"]] == plan.storage[g["G"]]
+
+
+@given(random_dags())
+def test_the_scan_planner_is_valid_and_runs_in_its_arena(data):
+    outs, feed = data
+    plan = plan_offsets(outs, method="scan")
+    check_plan(plan)
+    assert plan.total_bytes >= live_bytes_lower_bound(plan)
+    want = ml.Executor(outs).run(feed)
+    got = ml.Executor(outs, plan=plan).run(feed)
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_scan_stays_near_the_bound_on_training_graphs():
+    m = mlp(depth=30, batch=16, n_in=32, hidden=32, n_out=10)
+    plan = plan_offsets(m["outputs"], method="scan")
+    assert plan.total_bytes <= 1.1 * live_bytes_lower_bound(plan)
+    with pytest.raises(ml.PlanError, match="method must be"):
+        plan_offsets(m["outputs"], method="fast")
