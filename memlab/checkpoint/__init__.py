@@ -17,7 +17,7 @@ from .strategies import (store_all, recompute_all, store_some, periodic, sqrt_sc
 from .hetero import HeteroChain, HeteroSchedule, hetero_chain, optimal_hetero
 from .levels import LevelSchedule, multilevel_optimal, time_against_memory
 from .realchain import ChainModel, mlp_chain, run_schedule
-from .rewrite import recompute_graph, recomputed_nodes
+from .rewrite import recompute_graph, recomputed_nodes, forward_nodes as forward_nodes_of
 from .segments import every_k, sqrt_checkpoints, memonger
 
 __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "simulate",
@@ -25,5 +25,5 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "store_some", "periodic", "sqrt_schedule", "recursive", "optimal", "revolve",
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
            "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
-           "run_schedule", "recompute_graph", "recomputed_nodes", "every_k", "sqrt_checkpoints",
+           "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
            "memonger"]

@@ -31,10 +31,14 @@ slides plot feature maps only.
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Sequence
 
+from ..checkpoint import forward_nodes_of as forward_nodes, memonger, recompute_graph, \
+    recomputed_nodes, sqrt_checkpoints
+from ..execute import Executor
 from ..graph import Node, topo_order
-from ..memory import plan_memory
+from ..memory import plan_memory, plan_offsets
 from .shape_only import alexnet, googlenet, lstm, resnet, vgg
 from .zoo import training_outputs
 
@@ -71,25 +75,62 @@ def slide29_table(batch: int = 64) -> list[dict[str, Any]]:
     return rows
 
 
-def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dict) -> list[dict[str, Any]]:
+#: Slide p.35-36's sublinear line, read off the plots (GB), and Chen et al. 2016's ResNet figures.
+SUBLINEAR = {"resnet": {100: 1.6, 1000: 4.0}, "lstm": {40: 0.28, 1600: 2.6}}
+CHEN_RESNET_1000 = {"baseline GB": 48.0, "sublinear GB": 7.0, "extra time": 0.30}
+
+
+def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dict,
+           sublinear: str | None = None) -> list[dict[str, Any]]:
     rows = []
     for x in xs:
         outs = training_outputs(build(x), wrt="data")
         r = {"x": x, "nodes": len(topo_order(outs))}
         for name, ip, sh in (("none", False, False), ("inplace", True, False), ("sharing", True, True)):
             r[name] = plan_memory(outs, inplace=ip, share=sh, trace=False).total_bytes / GB
+        if sublinear:  # checkpoints, then the same planner with in-place and sharing
+            keep = memonger(outs) if sublinear == "memonger" else sqrt_checkpoints(outs)
+            rewritten = recompute_graph(outs, keep)
+            r["sublinear"] = plan_memory(rewritten, trace=False).total_bytes / GB
         if x in slide:
             r["slide"] = dict(zip(("none", "inplace", "sharing"), slide[x]))
         rows.append(r)
     return rows
 
 
-def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int = 32) -> list[dict[str, Any]]:
-    """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing."""
-    return _curve(lambda d: resnet(d, batch), layers, SLIDE35)
+def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int = 32,
+                 sublinear: str | None = None) -> list[dict[str, Any]]:
+    """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing
+    (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top of sharing: p.35's
+    fourth line)."""
+    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear)
 
 
 def lstm_curve(steps: Sequence[int] = (40, 100, 200, 400, 800, 1600), batch: int = 1024,
-               hidden: int = 1024, layers: int = 1) -> list[dict[str, Any]]:
-    """Slide p.36 (a) as data: LSTM feature-map GB against unrolled steps for none / in-place / sharing."""
-    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36)
+               hidden: int = 1024, layers: int = 1, sublinear: str | None = None
+               ) -> list[dict[str, Any]]:
+    """Slide p.36 (a) as data: LSTM feature-map GB against unrolled steps for none / in-place /
+    sharing (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top)."""
+    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36, sublinear)
+
+
+def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int = 3) -> dict[str, float]:
+    """Slide p.37's execution overhead of recomputation on a graph that runs: forward ops counted
+    (recomputed copies / forward ops) and arena-executor time measured (best of ``repeat``), with
+    the planned bytes before and after."""
+    rewritten = recompute_graph(outputs, keep)
+    row: dict[str, float] = {"forward ops": len(forward_nodes(outputs)),
+                             "recomputed": len(recomputed_nodes(rewritten))}
+    for name, outs in (("baseline", list(outputs)), ("sublinear", rewritten)):
+        plan = plan_offsets(outs)
+        ex = Executor(outs, plan=plan)
+        best = float("inf")
+        for _ in range(repeat):
+            t = time.perf_counter()
+            ex.run(feed)
+            best = min(best, time.perf_counter() - t)
+        row[f"{name} MB"] = plan.total_bytes / 1e6
+        row[f"{name} ms"] = best * 1e3
+    row["counted extra"] = row["recomputed"] / row["forward ops"]
+    row["measured extra"] = row["sublinear ms"] / row["baseline ms"] - 1
+    return row
