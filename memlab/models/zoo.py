@@ -88,3 +88,30 @@ def training_outputs(model: dict[str, Any], wrt: str = "params") -> list[Node]:
     """
     xs = model["params"] if wrt == "params" else [model["data"]]
     return [model["loss"], *gradients(model["loss"], xs)]
+
+
+def conv_resnet(blocks: int = 8, batch: int = 16, length: int = 256, kernel: int = 5,
+                classes: int = 10) -> dict[str, Any]:
+    """A small residual 1-D CNN that runs with numpy: per block ``h = h + relu(conv(h, w))``, then
+    average pooling, a linear layer and softmax cross-entropy (lesson 06's overhead, p.37)."""
+    x = placeholder("input", (batch, length))
+    labels = placeholder("label", (batch,), np.int32)
+    params, h = [], x
+    for b in range(blocks):
+        w = placeholder(f"k{b + 1}", (kernel,))
+        params.append(w)
+        h = h + relu(conv(h, w, name=f"conv{b + 1}"), name=f"relu{b + 1}")
+    w_out = placeholder("W_out", (length, classes))
+    params.append(w_out)
+    loss = softmax_cross_entropy(matmul(pool(h), w_out, name="fc"), labels, name="loss")
+
+    def make_feed(seed: int = 0) -> dict[Node, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        feed = {x: rng.standard_normal(x.shape).astype(np.float32),
+                labels: rng.integers(0, classes, batch).astype(np.int32),
+                w_out: (rng.standard_normal(w_out.shape) / np.sqrt(length)).astype(np.float32)}
+        for w in params[:-1]:
+            feed[w] = (rng.standard_normal(w.shape) / kernel).astype(np.float32)
+        return feed
+
+    return {"x": x, "labels": labels, "params": params, "loss": loss, "make_feed": make_feed}
