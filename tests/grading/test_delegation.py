@@ -20,6 +20,11 @@ DELEGATING = {
         "q4_sigmoid_gradient": "def sigmoid_gradient(node, grad):\n"
                                "    return ml.gradients(node, [node.inputs[0]], grad)\n",
     },
+    "06_sqrt_segments": {
+        "q1_forward": "def forward_values(outputs):\n"
+                      "    return [n for n in ck.forward_nodes_of(outputs) if n is not outputs[0]]\n",
+        "q2_sqrt": "def sqrt_segments(outputs):\n    return ck.sqrt_checkpoints(outputs)\n",
+    },
     "07_chain_dp": {
         "q1_min_forwards": "def min_forwards(l, M):\n    return ck.optimal_forwards(l, M)\n",
         "q2_schedule": "from memlab.checkpoint import optimal\n\n"
