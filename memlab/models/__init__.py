@@ -9,10 +9,11 @@ from . import zoo, shape_only, studies
 from .zoo import slide22, slide23, mlp, mlp2, training_outputs, conv_resnet
 from .shape_only import ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, lstm
 from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN_RESNET_1000,
-                      compare_strategies, slide29_table, resnet_curve, lstm_curve, overhead)
+                      compare_strategies, slide29_table, resnet_curve, lstm_curve, overhead,
+                      layer_sizes)
 
 __all__ = ["zoo", "shape_only", "studies", "slide22", "slide23", "mlp", "mlp2", "training_outputs",
            "conv_resnet",
            "ShapeOnly", "shape_op", "alexnet", "vgg", "googlenet", "resnet", "lstm", "GB", "SLIDE29",
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table",
-           "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "overhead"]
+           "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "overhead", "layer_sizes"]

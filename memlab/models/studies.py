@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 from ..checkpoint import forward_nodes_of as forward_nodes, memonger, recompute_graph, \
     recomputed_nodes, sqrt_checkpoints
 from ..execute import Executor
-from ..graph import Node, topo_order
+from ..graph import PLACEHOLDER, Node, topo_order
 from ..memory import plan_memory, plan_offsets
 from .shape_only import alexnet, googlenet, lstm, resnet, vgg
 from .zoo import training_outputs
@@ -134,3 +134,20 @@ def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int =
     row["counted extra"] = row["recomputed"] / row["forward ops"]
     row["measured extra"] = row["sublinear ms"] / row["baseline ms"] - 1
     return row
+
+
+def layer_sizes(model: dict[str, Any]) -> tuple[list[int], list[float]]:
+    """Per-layer parameter counts and activation bytes per sample of a zoo model built with batch 1
+    (a layer: an op that reads a weight; its activations: the forward values since the last one)."""
+    data = model["data"] if "data" in model else model["x"]
+    params, acts, pending = [], [], 0.0
+    for n in forward_nodes([model["loss"]]):
+        pending += n.nbytes
+        weights = [x for x in n.inputs if x.op is PLACEHOLDER and x is not data]
+        if weights:
+            params.append(sum(w.size for w in weights))
+            acts.append(pending)
+            pending = 0.0
+    if acts:
+        acts[-1] += pending
+    return params, acts

@@ -1,0 +1,78 @@
+"""Checkpointing on op graphs (issue 9): bytes and time of every strategy on ResNet and LSTM graphs
+against the un-checkpointed plan, and plan_offsets against a graphlib sort from 1e3 to 1e5 nodes.
+Prints tables; run with `make bench`."""
+from __future__ import annotations
+
+import time
+from graphlib import TopologicalSorter
+
+import memlab as ml
+from memlab import checkpoint as ck
+from memlab.models import conv_resnet, lstm, mlp, overhead, resnet, training_outputs
+
+
+def best_of(f, repeat=3):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def strategies(outs):
+    yield "keep all", set(ck.forward_nodes_of(outs))
+    yield "every 4", ck.every_k(outs, 4)
+    yield "sqrt(N)", ck.sqrt_checkpoints(outs)
+    yield "memonger", ck.memonger(outs)
+
+
+def main() -> None:
+    print("1. Planned bytes (tags, in-place + sharing) of each strategy; seconds to choose + rewrite")
+    print(f"{'graph':<16}{'nodes':>7} {'strategy':<10}{'GB':>8}{'vs all':>8}{'recomp':>8}{'s':>7}")
+    for name, model in (("resnet-200", resnet(200, 32)), ("resnet-1000", resnet(1000, 32)),
+                        ("lstm-100", lstm(100)), ("lstm-400", lstm(400))):
+        outs = training_outputs(model, wrt="data")
+        n = len(ml.topo_order(outs))
+        base = None
+        for label, keep in strategies(outs):
+            t = time.perf_counter()
+            new = ck.recompute_graph(outs, keep)
+            gb = ml.plan_memory(new, trace=False).total_bytes / 1e9
+            secs = time.perf_counter() - t
+            base = base or gb
+            print(f"{name:<16}{n:>7} {label:<10}{gb:8.2f}{gb / base:8.2f}"
+                  f"{len(ck.recomputed_nodes(new)):>8}{secs:7.2f}")
+
+    print("\n2. Time on graphs that run (arena executor, best of 3), sqrt(N) checkpoints")
+    print(f"{'graph':<24}{'MB':>7}{'-> MB':>7}{'ms':>8}{'-> ms':>8}{'counted':>9}{'measured':>9}")
+    for name, m in (("MLP 64 x 128", mlp(depth=64, batch=64, n_in=128, hidden=128, n_out=10)),
+                    ("1-D ResNet 32 blocks", conv_resnet(blocks=32))):
+        outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
+        r = overhead(outs, m["make_feed"](0), ck.sqrt_checkpoints(outs))
+        print(f"{name:<24}{r['baseline MB']:7.2f}{r['sublinear MB']:7.2f}{r['baseline ms']:8.1f}"
+              f"{r['sublinear ms']:8.1f}{r['counted extra']:9.0%}{r['measured extra']:9.0%}")
+
+    print("\n3. plan_offsets against a graphlib topological sort (best of 3)")
+    print(f"{'graph':<22}{'nodes':>8}{'sort ms':>9}{'offsets ms':>11}{'ratio':>7}{'vs bound':>9}")
+    graphs = [(f"mlp-{d} train", mlp(depth=d, batch=8, n_in=8, hidden=8, n_out=4)["outputs"])
+              for d in (100, 1000, 10_000)]
+    graphs += [("lstm-1600 train", training_outputs(lstm(1600), "data"))]
+    m = lstm(1600)
+    outs = training_outputs(m, "data")
+    graphs += [("lstm-1600 sqrt(N)", ck.recompute_graph(outs, ck.sqrt_checkpoints(outs)))]
+    for name, outs in graphs:
+        order = ml.topo_order(outs)
+        deps = {n: n.inputs for n in order}
+        t_sort = best_of(lambda: list(TopologicalSorter(deps).static_order()))
+        t_off = best_of(lambda: ml.plan_offsets(outs), 1)
+        plan = ml.plan_offsets(outs)
+        bound = ml.live_bytes_lower_bound(plan)
+        print(f"{name:<22}{len(order):>8}{t_sort * 1e3:9.1f}{t_off * 1e3:11.1f}"
+              f"{t_off / t_sort:7.2f}{plan.total_bytes / bound:9.4f}")
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    main()
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")

@@ -1,0 +1,57 @@
+"""Parallel backpropagation: the memory formulas against step-by-step simulators, and the ZeRO
+paper's own figures."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+import memlab as ml
+from memlab.checkpoint import parallel as par
+
+
+@given(params=st.lists(st.integers(0, 10**6), min_size=1, max_size=12), data=st.data())
+def test_formulas_equal_the_simulators(params, data):
+    acts = data.draw(st.lists(st.floats(0, 1e6), min_size=len(params), max_size=len(params)))
+    model = par.from_sizes(params, acts)
+    N = data.draw(st.sampled_from([1, 2, 4, 8]))
+    for stage in par.ZERO:
+        assert par.data_parallel_memory(model, N, 8, stage) == pytest.approx(
+            par.simulate_data_parallel(model, N, 8, stage))
+    S = data.draw(st.integers(1, len(params)))
+    M = data.draw(st.sampled_from([1, 2, 4, 8]))
+    for remat in (False, True):
+        assert par.pipeline_memory(model, S, M, 8, remat) == pytest.approx(
+            par.simulate_pipeline(model, S, M, 8, remat))
+
+
+def test_the_zero_papers_figure():
+    """Rajbhandari et al. 2020, Figure 1: 7.5B parameters on 64 devices, mixed-precision Adam."""
+    model = par.uniform_model(7500, 10**6, 0.0)
+    gb = {s: par.data_parallel_memory(model, 64, 64, s) / 1e9 for s in par.ZERO}
+    assert gb["plain"] == pytest.approx(120, abs=0.1)
+    assert gb["zero-1"] == pytest.approx(31.4, abs=0.1)
+    assert gb["zero-2"] == pytest.approx(16.6, abs=0.1)
+    assert gb["zero-3"] == pytest.approx(1.9, abs=0.1)
+
+
+def test_pipeline_shapes():
+    assert par.bubble_fraction(4, 4) == pytest.approx(3 / 7)
+    assert par.bubble_fraction(1, 8) == 0
+    model = par.uniform_model(24, 10**6, 1e6)
+    plain = max(par.pipeline_memory(model, 4, 8, 32))
+    remat = max(par.pipeline_memory(model, 4, 8, 32, remat=True))
+    assert remat < plain
+    # more micro-batches: the same activations in flight without remat, fewer with remat
+    assert max(par.pipeline_memory(model, 4, 16, 32, remat=True)) < remat
+
+
+def test_bad_input():
+    model = par.uniform_model(4, 10, 10.0)
+    with pytest.raises(ml.MemlabError, match="stages"):
+        par.pipeline_memory(model, 5, 1, 8)
+    with pytest.raises(ml.MemlabError, match="micro-batches"):
+        par.pipeline_memory(model, 2, 3, 8)
+    with pytest.raises(ml.MemlabError, match="stage must be"):
+        par.data_parallel_memory(model, 2, 8, "zero-4")
+    with pytest.raises(ml.MemlabError, match="devices"):
+        par.data_parallel_memory(model, 3, 8)
