@@ -13,7 +13,7 @@ import math
 from typing import Iterable, Sequence
 
 from ..errors import PlanError
-from ..graph import Node, as_list, check_order, consumers, topo_order
+from ..graph import Node, as_list, check_order, topo_order
 
 
 def node_bytes(node: Node) -> int:
@@ -53,11 +53,15 @@ def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
 def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tuple[int, int]]:
     """``(first, last)`` step of each computed value in ``order``: from the step that computes it to
     the step of its last consumer (graph outputs: to ``len(order)``, the end)."""
-    step = {n: i for i, n in enumerate(order)}
-    keep = set(outputs)
-    last = {n: max((step[c] for c in readers), default=step[n])
-            for n, readers in consumers(order).items() if n.op.computes}
-    return {n: (step[n], len(order) if n in keep else end) for n, end in last.items()}
+    life = {n: [i, i] for i, n in enumerate(order) if n.op.computes}
+    for i, n in enumerate(order):
+        for x in n.inputs:  # steps only grow, so the last reader wins
+            if x in life:
+                life[x][1] = i
+    for o in outputs:
+        if o in life:
+            life[o][1] = len(order)
+    return {n: (a, b) for n, (a, b) in life.items()}
 
 
 def inplace_partner(node: Node, life: dict[Node, tuple[int, int]], step: int,
