@@ -7,7 +7,8 @@ the optimum, Revolve); chains with uneven costs and sizes (:mod:`.hetero`, rotor
 program) and several storage levels (:mod:`.levels`, disk and H-Revolve); any schedule run on real
 gradients in its simulated slots (:mod:`.realchain`). Op graphs: the training graph rewritten to
 recompute dropped values in the backward pass (:mod:`.rewrite`, p.31-32) and the choice of values to
-keep (:mod:`.segments`: every k, sqrt(N), memonger; p.31-34). Imports :mod:`memlab.errors`, and, to run
+keep (:mod:`.segments`: every k, sqrt(N), memonger; p.31-34), and the exact optimum on small graphs
+(:mod:`.remat_milp`, Checkmate's integer program). Imports :mod:`memlab.errors`, and, to run
 schedules on real gradients, the graph and execute layers.
 """
 from .chain import Action, Forward, Backward, Free, Schedule, Simulation, simulate
@@ -19,6 +20,7 @@ from .levels import LevelSchedule, multilevel_optimal, time_against_memory
 from .realchain import ChainModel, mlp_chain, run_schedule
 from .rewrite import recompute_graph, recomputed_nodes, forward_nodes as forward_nodes_of
 from .segments import every_k, sqrt_checkpoints, memonger
+from .remat_milp import RematResult, optimal_rematerialization
 
 __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "simulate",
            "revolve_advances", "optimal_forwards", "minimum_budget", "store_all", "recompute_all",
@@ -26,4 +28,4 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
            "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
            "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
-           "memonger"]
+           "memonger", "RematResult", "optimal_rematerialization"]

@@ -1,0 +1,102 @@
+"""Checkmate's integer program: equal to a search over every schedule in the same order, never
+beaten by sqrt(N) or memonger given their order and their peak."""
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import numpy as np
+import pytest
+
+import memlab as ml
+from memlab import checkpoint as ck
+from memlab.checkpoint.remat_milp import minimum_budget, optimal_rematerialization
+from memlab.models import mlp
+
+
+def search(outputs, budget, order):
+    """Fewest computations over every schedule whose first computations follow ``order``
+    (Dijkstra over (held values, how many nodes were computed at least once))."""
+    order = [n for n in order if n.op.computes]
+    n, pos = len(order), {v: i for i, v in enumerate(order)}
+    ins = [[pos[x] for x in dict.fromkeys(v.inputs) if x in pos] for v in order]
+    size = [v.nbytes for v in order]
+    outs = frozenset(pos[o] for o in outputs if o in pos)
+    start = (frozenset(), 0)
+    dist, tick, heap = {start: 0}, itertools.count(), [(0, 0, start)]
+    while heap:
+        d, _, (held, f) = heapq.heappop(heap)
+        if d > dist[(held, f)]:
+            continue
+        if f == n and outs <= held:
+            return d
+        mem = sum(size[i] for i in held)
+        moves = [((held | {k}, max(f, k + 1)), 1) for k in range(min(f + 1, n))
+                 if k not in held and all(i in held for i in ins[k]) and mem + size[k] <= budget]
+        moves += [((held - {i}, f), 0) for i in held if i not in outs]
+        for s, w in moves:
+            if dist.get(s, 1e18) > d + w:
+                dist[s] = d + w
+                heapq.heappush(heap, (d + w, next(tick), s))
+    return float("inf")
+
+
+def _graphs():
+    for depth in (1, 2):
+        m = mlp(depth=depth, batch=2, n_in=3, hidden=3, n_out=2)
+        yield f"mlp{depth}", [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
+    x, w = ml.placeholder("x", (2, 3)), ml.placeholder("w", (3, 3))
+    h = ml.tanh(ml.matmul(x, w))
+    loss = ml.sum(h * ml.sigmoid(h) + h)          # a branch
+    yield "branch", [loss, *ml.gradients(loss, [x])]
+
+
+@pytest.mark.parametrize("name, outs", list(_graphs()), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_program_equals_exhaustive_search(name, outs):
+    order = ml.topo_order(outs)
+    low = minimum_budget(outs)
+    total = sum(n.nbytes for n in order if n.op.computes)
+    for budget in sorted({low, low + 8, low + 16, low + 32, low + 64, total}):
+        want = search(outs, budget, order)
+        if want == float("inf"):
+            with pytest.raises(ml.BudgetError):
+                optimal_rematerialization(outs, budget)
+            continue
+        got = optimal_rematerialization(outs, budget)
+        assert got.cost == want, (name, budget)
+        assert got.recomputations == want - len([n for n in order if n.op.computes])
+
+
+def _first_order(rewritten):
+    """The original nodes in the order the rewritten graph first computes them."""
+    seen, order = set(), []
+    for n in ml.topo_order(rewritten):
+        if n.op.computes and n.op is not ck.rewrite.RECOMPUTE and n not in seen:
+            seen.add(n)
+            order.append(n)
+    return order
+
+
+@pytest.mark.parametrize("depth", [3])
+def test_never_beaten_by_sqrt_or_memonger(depth):
+    m = mlp(depth=depth, batch=4, n_in=4, hidden=4, n_out=3)
+    outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
+    for keep in (ck.sqrt_checkpoints(outs), ck.memonger(outs), ck.every_k(outs, 2)):
+        new = ck.recompute_graph(outs, keep)
+        peak = ml.live_bytes_lower_bound(ml.plan_offsets(new, inplace=False))
+        by_name = {n.name: n for n in ml.topo_order(outs)}  # rebuilt backward nodes keep names
+        order = [by_name[n.name] for n in _first_order(new)]
+        best = optimal_rematerialization(outs, peak, order=order)
+        assert best.recomputations <= len(ck.recomputed_nodes(new))
+
+
+def test_bad_input():
+    m = mlp(depth=2, batch=2, n_in=3, hidden=3, n_out=2)
+    outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
+    with pytest.raises(ml.BudgetError, match="the minimum is"):
+        optimal_rematerialization(outs, 1)
+    with pytest.raises(ml.PlanError, match="not topological"):
+        optimal_rematerialization(outs, 10**6, order=ml.topo_order(outs)[::-1])
+    big = mlp(depth=12, batch=2, n_in=3, hidden=3, n_out=2)["outputs"]
+    with pytest.raises(ml.PlanError, match="above the limit"):
+        optimal_rematerialization(big, 10**9)
