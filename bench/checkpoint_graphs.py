@@ -72,7 +72,25 @@ def main() -> None:
               f"{t_off / t_sort:7.2f}{plan.total_bytes / bound:9.4f}")
 
 
+def milp_times() -> None:
+    print("\n4. Checkmate's MILP: solve time against graph size (MLP training graphs, budget halfway")
+    print("   between the minimum and keeping everything)")
+    print(f"{'graph':<12}{'nodes':>6}{'variables':>10}{'budget':>8}{'recomp':>8}{'s':>8}")
+    from memlab.checkpoint.remat_milp import _problem, minimum_budget, optimal_rematerialization
+    for depth in (1, 2, 3, 4, 5, 6):
+        m = mlp(depth=depth, batch=2, n_in=3, hidden=3, n_out=2)
+        outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
+        computed = [n for n in ml.topo_order(outs) if n.op.computes]
+        low, high = minimum_budget(outs), sum(n.nbytes for n in computed)
+        budget = (low + high) // 2
+        nvars = len(_problem(outs, budget, lambda v: 1.0, None)[1])
+        r = optimal_rematerialization(outs, budget)
+        print(f"{'mlp-' + str(depth):<12}{len(computed):>6}{nvars:>10}{budget:>8}"
+              f"{r.recomputations:>8}{r.seconds:8.2f}")
+
+
 if __name__ == "__main__":
     t0 = time.perf_counter()
     main()
+    milp_times()
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
