@@ -80,3 +80,22 @@ def memonger(outputs: Sequence[Node], budget: int | None = None) -> set[Node]:
         raise BudgetError(f"no kept set memonger tried fits {budget} bytes: the minimum it found "
                           f"is {least} bytes")
     return min(fits, key=lambda t: (t[1], t[0]))[2]
+
+
+def recursive_checkpoints(outputs: Sequence[Node], levels: int = 2) -> list[set[Node]]:
+    """Chen et al.'s recursion (p.34) as nested kept sets for :func:`recompute_graph`: level ``l``
+    of ``levels`` keeps every ``N^((levels + 1 - l) / (levels + 1))``-th forward value, so each
+    group is cut again, down to groups of about ``N^(1 / (levels + 1))`` values (one level is
+    sqrt(N); more levels hold less and recompute more)."""
+    outputs = as_list(outputs)
+    if not isinstance(levels, int) or levels < 1:
+        raise PlanError(f"levels must be an integer >= 1, got {levels!r}")
+    n = len(_candidates(outputs))
+    out: list[set[Node]] = []
+    taken: set[Node] = set()
+    for lv in range(1, levels + 1):
+        k = max(1, round(n ** ((levels + 1 - lv) / (levels + 1)))) if n else 1
+        ks = every_k(outputs, k) - taken
+        out.append(ks)
+        taken |= ks
+    return out

@@ -109,3 +109,27 @@ def test_bad_input_is_a_clear_error():
         copy = recomputed_nodes(new)[0]
         ml.gradients(ml.sum(copy), [outs[0]])
     assert all(c.op is RECOMPUTE for c in recomputed_nodes(ck.recompute_graph(outs, set())))
+
+
+@pytest.mark.parametrize("build", [lambda: _training(20), lambda: _branched(5)])
+def test_recursion_gives_the_same_gradients(build):
+    outs, feed = build()
+    want = ml.Executor(outs).run(feed)
+    for levels in (1, 2, 3):
+        new = ck.recompute_graph(outs, ck.recursive_checkpoints(outs, levels))
+        plan = ml.plan_offsets(new)
+        ml.check_plan(plan)
+        assert _same(want, ml.Executor(new, plan=plan).run(feed))
+
+
+def test_recursion_trades_more_compute_for_less_memory():
+    """p.34: each further level holds less and recomputes more."""
+    outs, _ = _training(128, batch=32, width=32)
+    rows = []
+    for levels in (1, 2, 3):
+        new = ck.recompute_graph(outs, ck.recursive_checkpoints(outs, levels))
+        rows.append((ml.plan_offsets(new).total_bytes, len(recomputed_nodes(new))))
+    assert rows[0][0] > rows[1][0] > rows[2][0]
+    assert rows[0][1] < rows[1][1] < rows[2][1]
+    with pytest.raises(ml.PlanError, match="levels"):
+        ck.recursive_checkpoints(outs, 0)
