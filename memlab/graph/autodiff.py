@@ -13,8 +13,9 @@ from weakref import WeakKeyDictionary
 
 from ..errors import GraphError, ShapeError
 from .node import Node
+from .scope import backward_of
 from .traverse import as_list, topo_order
-from .ops import add, full, ones_like
+from .ops import accumulate, add, full, ones_like
 
 
 _ADJOINT: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
@@ -26,11 +27,14 @@ def adjoint_of(node: Node) -> Node | None:
     return _ADJOINT.get(node)
 
 
-def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None) -> list[Node]:
+def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
+              addto: bool = False) -> list[Node]:
     """Nodes computing d(sum of y * grad_y)/dx for each x in ``xs``.
 
     ``grad_y`` defaults to ones shaped like ``y`` (the usual seed for a scalar
-    loss). An ``x`` that ``y`` does not depend on gets a zeros node.
+    loss). An ``x`` that ``y`` does not depend on gets a zeros node. With ``addto``, the
+    contributions to a leaf's gradient (a parameter used many times, like the weights of every
+    timestep) are added into one accumulator by fused nodes (:func:`~memlab.graph.accumulate`).
     """
     if not isinstance(y, Node):
         raise GraphError(f"gradients: y is {type(y).__name__}, not a Node")
@@ -45,17 +49,17 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None) ->
         parts = contributions.pop(node, None)
         if not parts:
             continue
-        g = parts[0]
-        for p in parts[1:]:
-            g = add(g, p)
-        grad[node] = g
-        _ADJOINT[node] = g
-        if node.is_leaf:
-            continue
-        try:
-            input_grads = node.op.gradient(node, g)
-        except NotImplementedError:
-            raise GraphError(f"node {node.name!r}: op {node.op.name!r} has no gradient") from None
+        with backward_of(node.scope):           # gradient nodes know module and timestep
+            g = _accumulate(parts, addto and node.is_leaf)
+            grad[node] = g
+            _ADJOINT[node] = g
+            if node.is_leaf:
+                continue
+            try:
+                input_grads = node.op.gradient(node, g)
+            except NotImplementedError:
+                raise GraphError(f"node {node.name!r}: op {node.op.name!r} has no gradient"
+                                 ) from None
         if len(input_grads) != len(node.inputs):
             raise GraphError(f"op {node.op.name!r} returned {len(input_grads)} gradients "
                              f"for {len(node.inputs)} inputs of node {node.name!r}")
@@ -67,3 +71,12 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None) ->
                                  f"{list(gx.shape)}, expected {list(x.shape)}")
             contributions.setdefault(x, []).append(gx)
     return [grad.get(x) or full(x.shape, 0.0, x.dtype, name=f"zero_d{x.name}") for x in xs]
+
+
+def _accumulate(parts: list[Node], fused: bool) -> Node:
+    """The sum of a value's gradient contributions, added one at a time in the order they came
+    (each added into the accumulator by its own op when ``fused``)."""
+    g = parts[0]
+    for p in parts[1:]:
+        g = accumulate(g, p) if fused else add(g, p)
+    return g

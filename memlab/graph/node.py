@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import GraphError, ShapeError, UnknownOpError
+from .scope import Scope, current_scope
 
 _ids = itertools.count()
 DEFAULT_DTYPE = np.dtype(np.float32)
@@ -38,6 +39,14 @@ class Op:
         The op must compute correctly when ``out`` *is* that input's array.
         """
         return ()
+
+    def add_into(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        """Add ``op(*inputs)`` into ``out`` (a fused add-to: MXNet's ``kAddTo``, Torch's
+        ``accGradParameters``). Ops that can set ``accumulates = True``; see
+        :func:`memlab.graph.ops.accumulate`."""
+        raise NotImplementedError(f"op {self.name!r} cannot add into its output")
+
+    accumulates = False  # True when add_into is implemented
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         """Gradient nodes for each input, given the gradient ``grad`` of ``node``.
@@ -75,8 +84,8 @@ class Node:
     """One value of a computational graph: ``op(*inputs, **attrs)``.
 
     Attributes: ``op`` (an :class:`~memlab.ops.Op`), ``inputs`` (nodes),
-    ``attrs`` (op parameters), ``name``, ``shape``, ``dtype``, ``nbytes`` and,
-    for constants, ``value``. Python operators build new nodes, so
+    ``attrs`` (op parameters), ``name``, ``shape``, ``dtype``, ``nbytes``, ``scope``
+    (module and timestep, :mod:`.scope`; None outside any) and, for constants, ``value``. Python operators build new nodes, so
     ``exp(a * b + 3)`` is a graph of four ops (p.10); :mod:`memlab.graph.ops`
     binds them when it loads, so this module needs no op.
     """
@@ -91,6 +100,7 @@ class Node:
         self.inputs = list(inputs)
         self.attrs = dict(attrs or {})
         self.value = value
+        self.scope: Scope | None = current_scope()
         self.name = name or f"{getattr(op, 'name', 'node')}_{self.id}"
         if not isinstance(op, Op):
             raise UnknownOpError(f"node {self.name!r}: {op!r} is not a memlab Op")

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Hashable, Iterable, Sequence
 
 from ..errors import PlanError
 from ..graph import Node
@@ -145,28 +145,36 @@ class Box:
         return tuple(sorted((t, b) for box in self.free.values() for b, t in box))
 
 
-def plan_memory(outputs: Node | Iterable[Node], inplace: bool = True, share: bool = True,
-                colors: int = 1, order: Sequence[Node] | None = None, *,
-                trace: bool | None = None, match: str = "best") -> MemoryPlan:
+def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node], bool] = True,
+                share: bool = True, colors: int = 1, order: Sequence[Node] | None = None, *,
+                trace: bool | None = None, match: str = "best",
+                group: Callable[[Node], Hashable] | None = None) -> MemoryPlan:
     """Plan tags for every computed value of the graph (the algorithm of p.22).
 
-    ``inplace``: allow in-place (p.19-20); ``share``: allow reuse of released
-    tags (p.21); ``colors``: longest-path colouring, sharing only within a
-    colour (p.24); ``order``: an execution order (default: depth-first
-    topological order); ``trace``: record :class:`PlanStep` s (default: when the
-    order has at most 5000 nodes); ``match``: ``"best"`` or ``"exact"`` (see
-    the module docstring).
+    ``inplace``: allow in-place (p.19-20), for every op or for the ops a predicate accepts;
+    ``share``: allow reuse of released tags (p.21); ``colors``: longest-path colouring, sharing
+    only within a colour (p.24); ``group``: instead of colours, share (and work in place) only
+    between values with equal ``group(node)`` (OpenNMT's vertical and horizontal sharing,
+    :mod:`.sharing`); ``order``: an execution order (default: depth-first topological order);
+    ``trace``: record :class:`PlanStep` s (default: when the order has at most 5000 nodes);
+    ``match``: ``"best"`` or ``"exact"`` (see the module docstring).
     """
     if match not in ("best", "exact"):
         raise PlanError(f"match must be 'best' or 'exact', got {match!r}")
     if not isinstance(colors, int) or colors < 1:
         raise PlanError(f"colors must be a positive integer, got {colors!r}")
+    if group is not None and colors > 1:
+        raise PlanError("plan_memory takes colors or group, not both")
     outs, order, sizes = prepare(outputs, order)
     trace = len(order) <= 5000 if trace is None else trace
     color = node_colors(order, colors) if colors > 1 else {}
+    if group is not None:
+        color = {n: group(n) for n in sizes}
+    may_inplace = inplace if callable(inplace) else (lambda n: bool(inplace))
     is_output = set(outs)
     ref = reference_counts(order)                      # p.22: the initial reference counts
-    plan = MemoryPlan(outs, order, {}, {}, inplace=inplace, share=share, colors=colors,
+    plan = MemoryPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
+                      colors=colors,
                       color=color, initial_refcount=dict(ref))
     tag, tag_bytes, tag_color = plan.storage, plan.storage_bytes, {}
     box = Box(match)
@@ -175,7 +183,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool = True, share: boo
             continue
         nbytes, c = sizes[n], color.get(n, 0)
         # 1. in-place: take the tag of an input this op may overwrite and is the last to read
-        positions = n.op.inplace(n) if inplace else ()
+        positions = n.op.inplace(n) if may_inplace(n) else ()
         source, note = _inplace_source(n, positions, ref, tag, sizes, tag_color, c, is_output) \
             if positions else (None, "")
         if source is not None:

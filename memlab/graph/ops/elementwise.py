@@ -1,4 +1,4 @@
-"""Elementwise ops: add, sub, mul, div, neg, exp, log, sigmoid, tanh, relu.
+"""Elementwise ops: add, sub, mul, div, copy, neg, exp, log, sigmoid, tanh, relu.
 
 All may run in place (lecture 7, p.19): an elementwise op reads each input
 element once, before it writes the same output element. Binary ops broadcast
@@ -62,6 +62,7 @@ ADD = Elementwise("add", np.add, lambda n, g: [g, g], 2)
 SUB = Elementwise("sub", np.subtract, lambda n, g: [g, neg(g)], 2)
 MUL = Elementwise("mul", np.multiply, lambda n, g: [g * n.inputs[1], g * n.inputs[0]], 2)
 DIV = Elementwise("div", np.divide, lambda n, g: [g / n.inputs[1], neg(g * n / n.inputs[1])], 2)
+COPY = Elementwise("copy", np.positive, lambda n, g: [g], 1)
 NEG = Elementwise("neg", np.negative, lambda n, g: [neg(g)], 1)
 EXP = Elementwise("exp", np.exp, lambda n, g: [g * n], 1)
 LOG = Elementwise("log", np.log, lambda n, g: [g / n.inputs[0]], 1)
@@ -90,6 +91,11 @@ def mul(a: Any, b: Any, name: str | None = None) -> Node:
 def div(a: Any, b: Any, name: str | None = None) -> Node:
     """a / b, broadcasting."""
     return DIV(a, b, name=name)
+
+
+def copy(x: Node, name: str | None = None) -> Node:
+    """A copy of ``x`` in storage of its own (a module that keeps its own input, OpenNMT)."""
+    return COPY(x, name=name)
 
 
 def neg(x: Node, name: str | None = None) -> Node:
@@ -163,11 +169,19 @@ class SumTo(Op):
         return shape, x.dtype
 
     def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        x = inputs[0]
-        lead = x.ndim - out.ndim
-        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(out.shape)
+        np.copyto(out, self._summed(inputs[0], out.shape))
+
+    accumulates = True
+
+    def add_into(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        out += self._summed(inputs[0], out.shape)
+
+    @staticmethod
+    def _summed(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        lead = x.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
                                           if n == 1 and x.shape[lead + i] != 1)
-        np.copyto(out, np.sum(x, axis=axes).reshape(out.shape))
+        return np.sum(x, axis=axes).reshape(shape)
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         return [broadcast_to(grad, node.inputs[0].shape)]

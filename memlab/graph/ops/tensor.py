@@ -37,6 +37,13 @@ class MatMul(Op):
         a, b = inputs
         np.matmul(a.T if node.attrs["trans_a"] else a, b.T if node.attrs["trans_b"] else b, out=out)
 
+    accumulates = True
+
+    def add_into(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        # a BLAS GEMM with beta = 1 adds in place; numpy's matmul needs a temporary
+        a, b = inputs
+        out += (a.T if node.attrs["trans_a"] else a) @ (b.T if node.attrs["trans_b"] else b)
+
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         a, b = node.inputs
         ta, tb = node.attrs["trans_a"], node.attrs["trans_b"]
