@@ -3,16 +3,18 @@
 :mod:`.zoo` holds graphs that run with numpy (the p.22 and p.23 examples, MLPs of any depth, p.28);
 :mod:`.shape_only` the big networks a planner needs only shapes for (AlexNet-, VGG-, GoogLeNet-like
 networks, ResNets, unrolled LSTMs; p.29, p.35-36); :mod:`.studies` the slides' tables and curves
-(p.29, p.35-36). Imports the graph, memory and execute layers.
+(p.29, p.35-36); :mod:`.encoder_decoder` the sequence-to-sequence model of OpenNMT's notes (seed
+001). Imports the graph, memory and execute layers.
 """
-from . import zoo, shape_only, studies
+from . import zoo, shape_only, studies, encoder_decoder
+from .encoder_decoder import Seq2Seq, seq2seq
 from .zoo import slide22, slide23, mlp, mlp2, training_outputs, conv_resnet
 from .shape_only import ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, lstm
 from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN_RESNET_1000,
                       compare_strategies, slide29_table, resnet_curve, lstm_curve, overhead,
                       layer_sizes)
 
-__all__ = ["zoo", "shape_only", "studies", "slide22", "slide23", "mlp", "mlp2", "training_outputs",
+__all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "Seq2Seq", "seq2seq", "slide22", "slide23", "mlp", "mlp2", "training_outputs",
            "conv_resnet",
            "ShapeOnly", "shape_op", "alexnet", "vgg", "googlenet", "resnet", "lstm", "GB", "SLIDE29",
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table",

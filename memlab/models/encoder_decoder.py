@@ -25,7 +25,9 @@ import numpy as np
 from ..errors import MemlabError
 from ..memory.plan import Plan
 from ..graph import (Node, add, copy, embedding, full, gradients, matmul, mul, placeholder,
-                     priority_order, scope, sigmoid, slice_axis, softmax_cross_entropy, tanh)
+                     priority_order, relu, scope, sigmoid, slice_axis, softmax_cross_entropy,
+                     tanh)
+from ..graph import sum as reduce_sum
 
 MODULES = ("encoder", "bridge", "decoder", "generator")  #: the seed's four networks, in run order
 BOS = 1            #: the begin-of-sentence token that starts the decoder's input
@@ -227,3 +229,30 @@ def train(model: Seq2Seq, steps: int = 300, lr: float = 2.0, clip: float = 5.0, 
             params.update({n: value for n in nodes})
         losses.append(float(loss))
     return losses
+
+
+def vertical_sharing_cases() -> dict[str, dict]:
+    """The seed's vertical-sharing diagram as four small training graphs, one per outcome.
+
+    In each, ``first`` is a linear layer's output and ``later`` the next node's output; with all
+    three conditions met ``later`` can take ``first``'s storage, and each other case breaks one:
+    ``"read later"`` reads ``first`` again downstream (condition 1), ``"backward needs it"`` uses
+    relu, whose gradient needs its input (2), ``"sizes differ"`` sums a row (3). Each case holds
+    ``loss``, ``params``, ``first`` and ``later``.
+    """
+    cases = {}
+    for case in ("all hold", "read later", "backward needs it", "sizes differ"):
+        x, w = placeholder("input_1", (8, 16)), placeholder("W", (16, 16))
+        with scope("net", 0):
+            first = matmul(x, w, name="output_1")
+            if case == "backward needs it":
+                later = relu(first, name="output_2")
+            elif case == "sizes differ":
+                later = reduce_sum(first, axis=1, keepdims=True, name="output_2")
+            else:
+                later = sigmoid(first, name="output_2")
+            loss = reduce_sum(mul(later, later))
+            if case == "read later":
+                loss = add(loss, reduce_sum(first))
+        cases[case] = {"loss": loss, "params": [w], "first": first, "later": later}
+    return cases
