@@ -167,3 +167,25 @@ def test_a_batch_of_the_wrong_size_is_named():
         ml.Executor(m.loss).run(feed)
     with pytest.raises(ml.MemlabError, match="steps"):
         train(m, steps=0)
+
+
+def test_longest_fitting_agrees_with_trying_every_length():
+    from memlab.models.opennmt import longest_fitting, step_bytes
+    sizes = dict(SMALL, src_len=3)
+    totals = [step_bytes(n, "+ vertical sharing", **sizes)["total"] for n in range(1, 13)]
+    for budget in (totals[0], (totals[3] + totals[4]) // 2, totals[10]):
+        want = max(n for n, b in enumerate(totals, start=1) if b <= budget)
+        assert longest_fitting(budget, "+ vertical sharing", limit=12, **sizes) == want
+    with pytest.raises(ml.BudgetError, match=str(totals[0])):
+        longest_fitting(totals[0] - 1, "+ vertical sharing", **sizes)
+    with pytest.raises(ml.MemlabError, match="unknown technique"):
+        step_bytes(3, "magic")
+
+
+def test_the_ladder_never_goes_up_and_no_plan_beats_the_lower_bound():
+    from memlab.models.opennmt import LADDER, step_bytes
+    rows = [step_bytes(12, name, src_len=3, **SMALL) for name, _, _ in LADDER]
+    ladder = [r["total"] for r in rows[:6]]
+    assert all(a >= b for a, b in zip(ladder, ladder[1:])) and ladder[0] > 3 * ladder[-1]
+    assert all(r["total"] >= r["lower_bound"] for r in rows)
+    assert rows[-1]["total"] <= rows[-2]["total"]
