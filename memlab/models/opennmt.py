@@ -100,3 +100,14 @@ def longest_fitting(budget: int, technique: str, src_len: int = 10, limit: int =
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return lo
+
+
+def fitted_longest(budget: float, lengths: list[int], totals: list[int]) -> int:
+    """The longest target that fits ``budget`` on the straight line through the first and last
+    of measured ``(lengths, totals)``: :func:`longest_fitting` without building a graph (for
+    sliders); 0 when not even length 1 fits on that line."""
+    (n0, b0), (n1, b1) = (lengths[0], totals[0]), (lengths[-1], totals[-1])
+    slope = (b1 - b0) / (n1 - n0)
+    if slope <= 0:
+        return 10 ** 9 if b0 <= budget else 0
+    return max(0, int(n0 + (budget - b0) // slope))
