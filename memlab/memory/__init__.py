@@ -5,7 +5,8 @@ computed once (:mod:`.liveness`); the lecture's tag planner with in-place, shari
 free tags (:mod:`.planner`, p.17-22); byte offsets in one arena, tags chosen with every lifetime
 known, and the live-bytes lower bound (:mod:`.offsets`); longest-path colouring and the implicit
 dependencies sharing adds (:mod:`.longest_path`, :mod:`.coloring`, p.23-25); an independent
-verifier of any :class:`Plan` (:mod:`.checkplan`). Imports :mod:`memlab.graph` and below.
+verifier of any :class:`Plan` (:mod:`.checkplan`); OpenNMT's sharing techniques as planning
+rules (:mod:`.sharing`, seed 001). Imports :mod:`memlab.graph` and below.
 """
 from .plan import Plan, TagPlan, ALIGN, align
 from .pool import MemoryPool
@@ -13,8 +14,9 @@ from .liveness import reference_counts, lifetimes, prepare
 from .planner import plan_memory, MemoryPlan, PlanStep, Box
 from .offsets import plan_offsets, plan_tags_by_size, live_bytes_lower_bound, OffsetPlan
 from .checkplan import check_plan
-from . import coloring
+from . import coloring, sharing
+from .sharing import plan_sharing
 
 __all__ = ["Plan", "TagPlan", "ALIGN", "align", "MemoryPool", "reference_counts", "lifetimes", "prepare",
            "plan_memory", "MemoryPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
-           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring"]
+           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing"]

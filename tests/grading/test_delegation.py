@@ -30,6 +30,15 @@ DELEGATING = {
         "q2_schedule": "from memlab.checkpoint import optimal\n\n"
                        "def optimal_schedule(l, M):\n    return optimal(l, M).actions\n",
     },
+    "10_horizontal_sharing": {
+        "q1_lifetimes": "def lifetimes(order, outputs):\n"
+                        "    return ml.memory.lifetimes(order, outputs)\n",
+        "q3_plan": "def horizontal_plan(outputs, order):\n"
+                   "    def key(n):\n"
+                   "        return (n.scope.backward, n.scope.role) if decoder_replica(n) else n\n"
+                   "    return ml.plan_memory(outputs, inplace=False, order=order, group=key,\n"
+                   "                          match='exact')\n",
+    },
 }
 
 
