@@ -8,6 +8,7 @@ memory counts the parameters and the token ids (given values) plus the plan's ar
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable
 
 from ..errors import BudgetError, MemlabError
@@ -41,6 +42,15 @@ def _plan(outputs: list, order: list, rules: Any) -> Plan:
     return plan_sharing(outputs, order, **rules)
 
 
+@lru_cache(maxsize=16)
+def _training_step(tgt_len: int, src_len: int, sizes: tuple, switches: tuple) -> tuple:
+    """The outputs and order of one training step, kept for the techniques that plan the same
+    graph (a few recent ones: the graphs are big)."""
+    m = seq2seq(src_len, tgt_len, **dict(sizes), **dict(switches))
+    outputs = [m.loss, *m.grads()]
+    return tuple(outputs), tuple(m.order(outputs))
+
+
 def step_bytes(tgt_len: int, technique: str = "no sharing", src_len: int = 10,
                **sizes: Any) -> dict[str, int]:
     """Bytes of one training step with a technique of :data:`LADDER` (or :data:`LUA_V07`):
@@ -51,10 +61,9 @@ def step_bytes(tgt_len: int, technique: str = "no sharing", src_len: int = 10,
         raise MemlabError(f"unknown technique {technique!r}; choose from "
                           f"{', '.join(map(repr, TECHNIQUES + [LUA_V07[0]]))}")
     switches, rules = entry
-    m = seq2seq(src_len, tgt_len, **sizes, **switches)
-    outputs = [m.loss, *m.grads()]
-    order = m.order(outputs)
-    plan = _plan(outputs, order, rules)
+    outputs, order = _training_step(tgt_len, src_len, tuple(sorted(sizes.items())),
+                                    tuple(sorted(switches.items())))
+    plan = _plan(list(outputs), list(order), rules)
     given = sum(n.nbytes for n in order if not n.op.computes)
     return {"given": given, "arena": plan.total_bytes, "total": given + plan.total_bytes,
             "lower_bound": given + live_bytes_lower_bound(plan)}
