@@ -83,7 +83,8 @@ def check_shape(name: str, arr: Any, shape: Sequence[int]) -> None:
 
 def flat(arr: Any) -> Any:
     """A contiguous device (or host) array as 1-D (a 0-d array becomes shape (1,))."""
-    return arr.reshape(max(1, int(np.prod(arr.shape, dtype=np.int64))))
+    shape = tuple(arr.shape)
+    return arr.reshape(int(np.prod(shape, dtype=np.int64)) if shape else 1)
 
 
 def to_device(array: np.ndarray) -> Any:
@@ -115,6 +116,11 @@ class DeviceArena:
             raise PlanError(f"an arena needs a non-negative number of bytes, got {total_bytes!r}")
         self.total_bytes, self.alignment = int(total_bytes), int(alignment)
         self.buffer = cuda.device_array(max(1, self.total_bytes), np.uint8)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arena (its one allocation)."""
+        return self.total_bytes
 
     def view(self, offset: int, shape: Sequence[int], dtype: Any = F32, name: str = "a value") -> Any:
         """The ``shape``/``dtype`` array at byte ``offset`` of the arena (checked, see class)."""

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..errors import DeviceError, MemlabError, ShapeError
 from ..graph import Node
-from . import elementwise as ew
-from . import nn
+from .elementwise import BINARY, MAXDIM, binary, fill, place, take, unary
+from .nn import conv, conv_wgrad, flip, onehot, pool, softmax, softmax_xent
 from .device import F32, check_shape
 from .matmul import matmul
 from .reduce import reduce_axes, sum_to
@@ -30,37 +30,37 @@ def _axes(node: Node) -> list[int]:
 def _concat(node: Node, xs: Sequence[Any], out: Any) -> None:
     axis, start = int(node.attrs["axis"]) % len(node.shape), 0
     for x in xs:
-        ew.place(x, out, axis, start)
+        place(x, out, axis, start)
         start += int(x.shape[axis])
 
 
 def _pad(node: Node, xs: Sequence[Any], out: Any) -> None:
-    ew.fill(out, 0.0)
-    ew.place(xs[0], out, node.attrs["axis"], node.attrs["before"])
+    fill(out, 0.0)
+    place(xs[0], out, node.attrs["axis"], node.attrs["before"])
 
 
 Launcher = Callable[[Node, Sequence[Any], Any], None]
 KERNELS: dict[str, Launcher] = {
-    **{name: (lambda name: lambda n, xs, out: ew.unary(name, xs[0], out))(name)
+    **{name: (lambda name: lambda n, xs, out: unary(name, xs[0], out))(name)
        for name in ("neg", "exp", "log", "sigmoid", "tanh", "relu")},
-    **{name: (lambda name: lambda n, xs, out: ew.binary(name, xs[0], xs[1], out))(name)
-       for name in ew.BINARY},
-    "full": lambda n, xs, out: ew.fill(out, n.attrs["value"]),
-    "broadcast_to": lambda n, xs, out: ew.unary("identity", xs[0], out),
-    "reshape": lambda n, xs, out: ew.unary("identity", xs[0].reshape(out.shape), out),
+    **{name: (lambda name: lambda n, xs, out: binary(name, xs[0], xs[1], out))(name)
+       for name in BINARY},
+    "full": lambda n, xs, out: fill(out, n.attrs["value"]),
+    "broadcast_to": lambda n, xs, out: unary("identity", xs[0], out),
+    "reshape": lambda n, xs, out: unary("identity", xs[0].reshape(out.shape), out),
     "sum_to": lambda n, xs, out: sum_to(xs[0], out),
     "sum": lambda n, xs, out: reduce_axes(xs[0], out, _axes(n)),
     "mean": lambda n, xs, out: reduce_axes(xs[0], out, _axes(n), mean=True),
     "matmul": lambda n, xs, out: matmul(xs[0], xs[1], out, n.attrs["trans_a"], n.attrs["trans_b"]),
-    "softmax": lambda n, xs, out: nn.softmax(xs[0], out),
-    "onehot": lambda n, xs, out: nn.onehot(xs[0], out, f"node {n.name!r}"),
-    "softmax_xent": lambda n, xs, out: nn.softmax_xent(xs[0], xs[1], out, f"node {n.name!r}"),
-    "pool": lambda n, xs, out: nn.pool(xs[0], out, n.attrs["window"]),
-    "conv": lambda n, xs, out: nn.conv(xs[0], xs[1], out),
-    "flip": lambda n, xs, out: nn.flip(xs[0], out),
-    "conv_wgrad": lambda n, xs, out: nn.conv_wgrad(xs[0], xs[1], out),
+    "softmax": lambda n, xs, out: softmax(xs[0], out),
+    "onehot": lambda n, xs, out: onehot(xs[0], out, f"node {n.name!r}"),
+    "softmax_xent": lambda n, xs, out: softmax_xent(xs[0], xs[1], out, f"node {n.name!r}"),
+    "pool": lambda n, xs, out: pool(xs[0], out, n.attrs["window"]),
+    "conv": lambda n, xs, out: conv(xs[0], xs[1], out),
+    "flip": lambda n, xs, out: flip(xs[0], out),
+    "conv_wgrad": lambda n, xs, out: conv_wgrad(xs[0], xs[1], out),
     "concat": _concat,
-    "slice": lambda n, xs, out: ew.take(xs[0], out, n.attrs["axis"], n.attrs["start"]),
+    "slice": lambda n, xs, out: take(xs[0], out, n.attrs["axis"], n.attrs["start"]),
     "pad": _pad,
 }
 #: inputs that may hold integers (labels) rather than float32: op name -> input positions
@@ -88,9 +88,9 @@ def check_node(node: Node) -> None:
         if not ok:
             raise DeviceError(f"node {node.name!r} ({name}): input {x.name!r} has dtype "
                               f"{x.dtype}; the CUDA kernels take float32 only")
-        if len(x.shape) > ew.MAXDIM:
+        if len(x.shape) > MAXDIM:
             raise ShapeError(f"node {node.name!r}: input {x.name!r} has {len(x.shape)} axes; "
-                             f"the CUDA kernels take at most {ew.MAXDIM}")
+                             f"the CUDA kernels take at most {MAXDIM}")
 
 
 def _weak(x: Node) -> bool:
