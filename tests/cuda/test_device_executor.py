@@ -146,3 +146,15 @@ def test_device_pool_keeps_the_host_pools_statistics(actions):
         assert np.all(v.copy_to_host() == i + 1)
     assert dev.empty_cache() == host.empty_cache()
     assert dev.stats == host.stats
+
+
+@pytest.mark.parametrize("planner", PLANNERS)
+def test_planners_align_offsets_for_the_device(planner):
+    m = mlp(depth=3, batch=3, n_in=5, hidden=7, n_out=3)
+    for a in (64, 256, 512):
+        plan = planner(m["outputs"], alignment=a)
+        ml.check_plan(plan)
+        assert all(o % a == 0 for o in plan.offset.values())
+        assert plan.total_bytes % a == 0
+    with pytest.raises(PlanError, match="alignment"):
+        planner(m["outputs"], alignment=0)
