@@ -13,7 +13,6 @@ Run: ``.venv/bin/python bench/cuda.py`` (seconds on a GPU; about ten seconds on 
 """
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time

@@ -13,7 +13,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 from numba import cuda, float32
 
 from ..errors import ShapeError
