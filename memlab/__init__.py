@@ -5,6 +5,8 @@ The package follows the course's parts, each layer importing only the ones below
 * :mod:`memlab.errors` -- the errors every layer raises;
 * :mod:`memlab.graph` -- nodes, ops and autodiff by extending the graph (lecture 7, p.5-13, p.26);
 * :mod:`memlab.memory` -- pools, liveness, the tag planner, offsets, colouring, a verifier (p.14-25);
+* :mod:`memlab.cuda` -- Numba CUDA kernels and device memory (imported only when asked for:
+  ``import memlab.cuda`` or ``Executor(..., device="cuda")``);
 * :mod:`memlab.execute` -- one run loop behind the naive, pool and arena runners (p.10-22);
 * :mod:`memlab.models` -- the model zoo and the slides' comparisons (p.22-23, p.28-29, p.35-36);
 * :mod:`memlab.scheduling` -- task graphs and trees (seed 002), apart from the op graph;
@@ -14,7 +16,7 @@ The package follows the course's parts, each layer importing only the ones below
 ``import memlab`` loads no drawing library, so it stays fast and headless.
 """
 from .errors import (MemlabError, GraphError, CycleError, ShapeError, UnknownOpError, FeedError,
-                     PlanError, BudgetError, ScheduleError, TreeError, GradingError)
+                     PlanError, BudgetError, ScheduleError, TreeError, GradingError, DeviceError)
 from . import graph, memory, execute, models, scheduling
 from .graph import ops
 from .graph import *  # noqa: F401,F403  (Node, placeholder, constant, topo_order, gradients, ops)
@@ -27,7 +29,7 @@ from . import testing, checkpoint
 
 __version__ = "0.2.0"
 __all__ = ["MemlabError", "GraphError", "CycleError", "ShapeError", "UnknownOpError", "FeedError",
-           "PlanError", "BudgetError", "ScheduleError", "TreeError", "GradingError",
+           "PlanError", "BudgetError", "ScheduleError", "TreeError", "GradingError", "DeviceError",
            "graph", "ops", "memory", "execute", "checkpoint", "models", "scheduling", "testing",
            "Executor", "RunStats", "Step", "Runner",
            "MemoryPool", "plan_memory", "MemoryPlan", "PlanStep", "plan_offsets", "plan_tags_by_size",

@@ -49,3 +49,8 @@ class TreeError(MemlabError):
 
 class GradingError(MemlabError):
     """A notebook cannot be assigned or graded (bad metadata, missing solution, ...)."""
+
+
+class DeviceError(MemlabError):
+    """The CUDA device cannot run this: no GPU and no simulator, a dtype other than float32,
+    or an op without a kernel."""

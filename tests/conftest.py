@@ -1,4 +1,4 @@
-"""Shared test set-up: headless matplotlib, hypothesis profiles."""
+"""Shared test set-up: headless matplotlib, Numba's CUDA simulator, hypothesis profiles."""
 import os
 import sys
 from pathlib import Path
@@ -6,6 +6,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/strategies.py, shared by every folder
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# Numba reads this once, when it is first imported (by any test): set it before anything can.
+# Run `NUMBA_ENABLE_CUDASIM=0 make test` on a machine with a GPU to test the kernels on it.
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 from hypothesis import settings  # noqa: E402
 

@@ -18,6 +18,7 @@ from .pooled import PoolRunner
 from .runner import Runner, RunStats
 
 MEMORY = ("naive", "pool", "arena")
+DEVICES = ("cpu", "cuda")
 
 
 class Executor:
@@ -30,10 +31,15 @@ class Executor:
     (``memory="arena"`` is implied; asking for another memory with a plan is an error). After a
     run, ``stats`` is the runner's :class:`~memlab.execute.runner.RunStats` and ``runner`` the
     runner itself (``runner.pool``, ``runner.arena_bytes``).
+
+    ``device="cuda"`` runs the same three memories on a CUDA GPU or in Numba's simulator
+    (:mod:`memlab.execute.device`): one device allocation laid out by the plan (which must be made
+    with ``alignment=256``), a device memory pool, or one allocation per value. Results come back
+    as numpy arrays.
     """
 
     def __init__(self, outputs: Node | Iterable[Node], plan: Plan | None = None,
-                 memory: str | None = None) -> None:
+                 memory: str | None = None, device: str = "cpu") -> None:
         self.outputs = as_list(outputs)
         if memory is None:
             memory = "naive" if plan is None else "arena"
@@ -43,8 +49,15 @@ class Executor:
         if (memory == "arena") != (plan is not None):
             raise MemlabError("memory='arena' needs plan=, and plan= runs only in an arena; "
                               f"got memory={memory!r} with plan={type(plan).__name__}")
+        if device not in DEVICES:
+            raise MemlabError(f"device must be one of {', '.join(map(repr, DEVICES))}, "
+                              f"got {device!r}")
+        self.device = device
         self.runner: Runner
-        if plan is not None:
+        if device == "cuda":
+            from .device import device_runner  # imports numba: only when a device is asked for
+            self.runner = device_runner(self.outputs, topo_order(self.outputs), plan, memory)
+        elif plan is not None:
             self.runner = ArenaRunner(self.outputs, plan)
         elif memory == "pool":
             self.runner = PoolRunner(self.outputs, topo_order(self.outputs))

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import PlanError
 from ..graph import Node
 from .liveness import inplace_clusters, inplace_partner, lifetimes, prepare
-from .plan import Plan, align
+from .plan import ALIGN, Plan, align, check_alignment
 from .planner import MemoryPlan
 
 
@@ -35,7 +35,8 @@ class OffsetPlan:
     """Byte offsets of every computed value in one arena of ``total_bytes``.
 
     ``clusters`` are the in-place chains placed as one block (each a list of
-    nodes sharing one offset); ``offset[node]`` is aligned to 64 bytes.
+    nodes sharing one offset); ``offset[node]`` is aligned to ``alignment`` bytes (64 unless
+    the planner was asked for more, e.g. 256 for a GPU).
     """
 
     outputs: list[Node]
@@ -44,6 +45,7 @@ class OffsetPlan:
     total_bytes: int
     inplace: bool = True
     clusters: list[list[Node]] = field(default_factory=list)
+    alignment: int = ALIGN
     kind = "offsets"
 
     def __repr__(self) -> str:
@@ -55,7 +57,7 @@ SCAN_ABOVE = 20_000
 
 
 def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
-                 inplace: bool = True, method: str = "auto") -> OffsetPlan:
+                 inplace: bool = True, method: str = "auto", alignment: int = ALIGN) -> OffsetPlan:
     """Byte offsets for every value in one arena, over the values' lifetimes.
 
     ``method="greedy"``: TensorFlow Lite's greedy-by-size best fit (biggest first, each in the
@@ -63,8 +65,10 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     ``method="scan"``: the values in order of their first step (biggest first on a tie), each in the
     smallest free gap of the arena at that step, freed after its last step: near-linear.
     ``"auto"`` uses greedy up to :data:`SCAN_ABOVE` blocks. ``inplace`` merges an op's output with
-    an input it may overwrite when the op is that input's last consumer (p.19-20).
+    an input it may overwrite when the op is that input's last consumer (p.19-20). Every offset
+    is a multiple of ``alignment`` bytes (256 for a GPU).
     """
+    check_alignment(alignment)
     if method not in ("auto", "greedy", "scan"):
         raise PlanError(f"method must be 'auto', 'greedy' or 'scan', got {method!r}")
     outs, order, sizes = prepare(outputs, order)
@@ -72,13 +76,13 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
     first = [life[c[0]][0] for c in clusters]
     last = [life[c[-1]][1] for c in clusters]
-    size = [align(max(sizes[v] for v in c)) for c in clusters]
+    size = [align(max(sizes[v] for v in c), alignment) for c in clusters]
     if method == "scan" or (method == "auto" and len(clusters) > SCAN_ABOVE):
         off, total = _scan(first, last, size)
     else:
         off, total = _greedy_by_size(first, last, size)
     offset = {v: int(off[k]) for k, c in enumerate(clusters) for v in c}
-    return OffsetPlan(outs, order, offset, total, inplace, clusters)
+    return OffsetPlan(outs, order, offset, total, inplace, clusters, alignment)
 
 
 def _greedy_by_size(first: list[int], last: list[int], size: list[int]) -> tuple[list[int], int]:
@@ -181,7 +185,7 @@ def live_bytes_lower_bound(plan: Plan) -> int:
 
 
 def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
-                      inplace: bool = True) -> MemoryPlan:
+                      inplace: bool = True, alignment: int = ALIGN) -> MemoryPlan:
     """Tags chosen with the whole graph in view: greedy by size over lifetimes.
 
     Beyond the lecture: the tag planner of p.22 decides online, op by op, so
@@ -213,4 +217,5 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | No
         for v in clusters[k]:
             storage[v] = sid
     pairs = [(c[i], c[i + 1]) for c in clusters for i in range(len(c) - 1)]
-    return MemoryPlan(outs, order, storage, sbytes, inplace=inplace, share=True, inplace_pairs=pairs)
+    return MemoryPlan(outs, order, storage, sbytes, inplace=inplace, share=True, inplace_pairs=pairs,
+                      alignment=check_alignment(alignment))

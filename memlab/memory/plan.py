@@ -8,14 +8,23 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence, runtime_checkable
 
+from ..errors import PlanError
 from ..graph import Node
 
 ALIGN = 64          #: every storage (and offset) is aligned to 64 bytes, a cache line
 
 
-def align(nbytes: int) -> int:
-    """``nbytes`` rounded up to a multiple of :data:`ALIGN`."""
-    return -(-nbytes // ALIGN) * ALIGN
+def align(nbytes: int, alignment: int = ALIGN) -> int:
+    """``nbytes`` rounded up to a multiple of ``alignment`` (default :data:`ALIGN`; a plan for a
+    GPU asks for 256, what ``cudaMalloc`` guarantees)."""
+    return -(-nbytes // alignment) * alignment
+
+
+def check_alignment(alignment: int) -> int:
+    """``alignment`` if it is a positive integer, else :class:`~memlab.errors.PlanError`."""
+    if not isinstance(alignment, int) or isinstance(alignment, bool) or alignment < 1:
+        raise PlanError(f"alignment must be a positive number of bytes, got {alignment!r}")
+    return alignment
 
 
 @runtime_checkable

@@ -34,7 +34,7 @@ from ..errors import PlanError
 from ..graph import Node
 from .liveness import prepare, reference_counts
 from .longest_path import node_colors
-from .plan import ALIGN, align  # noqa: F401  (ALIGN: documented here)
+from .plan import ALIGN, align, check_alignment  # noqa: F401  (ALIGN: documented here)
 
 MATCH_RANGE = 16    #: a free tag is a candidate if its size is within this factor of the value's
 
@@ -67,8 +67,9 @@ class MemoryPlan:
     ``order`` is the execution order, ``storage[node]`` the tag of each computed
     node, ``storage_bytes[sid]`` the size of each storage, ``steps`` one
     :class:`PlanStep` per computed node (empty when traced off). Storages are
-    laid out one after another, each aligned to :data:`ALIGN` bytes, which
-    gives ``offset[node]`` and ``total_bytes``.
+    laid out one after another, each aligned to ``alignment`` bytes (:data:`ALIGN` unless the
+    planner was asked for more, e.g. 256 for a GPU), which gives ``offset[node]`` and
+    ``total_bytes``.
     """
 
     outputs: list[Node]
@@ -82,6 +83,7 @@ class MemoryPlan:
     color: dict[Node, int] = field(default_factory=dict)
     initial_refcount: dict[Node, int] = field(default_factory=dict)
     inplace_pairs: list[tuple[Node, Node]] = field(default_factory=list)
+    alignment: int = ALIGN
     kind = "tags"
 
     @property
@@ -90,7 +92,7 @@ class MemoryPlan:
         out, pos = {}, 0
         for sid in sorted(self.storage_bytes):
             out[sid] = pos
-            pos += align(self.storage_bytes[sid])
+            pos += align(self.storage_bytes[sid], self.alignment)
         return out
 
     @property
@@ -102,7 +104,7 @@ class MemoryPlan:
     @property
     def total_bytes(self) -> int:
         """Bytes of the arena: the aligned sizes of all storages."""
-        return sum(align(b) for b in self.storage_bytes.values())
+        return sum(align(b, self.alignment) for b in self.storage_bytes.values())
 
     @property
     def num_storages(self) -> int:
@@ -148,7 +150,8 @@ class Box:
 def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node], bool] = True,
                 share: bool = True, colors: int = 1, order: Sequence[Node] | None = None, *,
                 trace: bool | None = None, match: str = "best",
-                group: Callable[[Node], Hashable] | None = None) -> MemoryPlan:
+                group: Callable[[Node], Hashable] | None = None,
+                alignment: int = ALIGN) -> MemoryPlan:
     """Plan tags for every computed value of the graph (the algorithm of p.22).
 
     ``inplace``: allow in-place (p.19-20), for every op or for the ops a predicate accepts;
@@ -157,8 +160,10 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     between values with equal ``group(node)`` (OpenNMT's vertical and horizontal sharing,
     :mod:`.sharing`); ``order``: an execution order (default: depth-first topological order);
     ``trace``: record :class:`PlanStep` s (default: when the order has at most 5000 nodes);
-    ``match``: ``"best"`` or ``"exact"`` (see the module docstring).
+    ``match``: ``"best"`` or ``"exact"`` (see the module docstring); ``alignment``: bytes every
+    storage is aligned to (256 for a GPU).
     """
+    check_alignment(alignment)
     if match not in ("best", "exact"):
         raise PlanError(f"match must be 'best' or 'exact', got {match!r}")
     if not isinstance(colors, int) or colors < 1:
@@ -174,8 +179,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     is_output = set(outs)
     ref = reference_counts(order)                      # p.22: the initial reference counts
     plan = MemoryPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
-                      colors=colors,
-                      color=color, initial_refcount=dict(ref))
+                      colors=colors, color=color, initial_refcount=dict(ref),
+                      alignment=alignment)
     tag, tag_bytes, tag_color = plan.storage, plan.storage_bytes, {}
     box = Box(match)
     for n in order:
