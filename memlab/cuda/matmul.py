@@ -30,7 +30,7 @@ def matmul_kernel(tile: int) -> Any:
     """The tiled kernel for ``tile x tile`` blocks (compiled once per tile size)."""
 
     @cuda.jit
-    def kernel(a, b, out, trans_a, trans_b, inner):
+    def kernel(a, b, out, trans_a, trans_b, inner, add):
         sa = cuda.shared.array((tile, tile), float32)
         sb = cuda.shared.array((tile, tile), float32)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
@@ -54,7 +54,7 @@ def matmul_kernel(tile: int) -> Any:
                 acc += sa[ty, j] * sb[j, tx]
             cuda.syncthreads()
         if row < n and col < m:
-            out[row, col] = acc
+            out[row, col] = out[row, col] + acc if add else acc
     return kernel
 
 
@@ -72,8 +72,9 @@ def matmul_shape(a_shape: tuple[int, ...], b_shape: tuple[int, ...], trans_a: bo
 
 
 def matmul(a: Any, b: Any, out: Any, trans_a: bool = False, trans_b: bool = False,
-           tile: int | None = None) -> None:
-    """``out = op(a) @ op(b)`` with the tiled kernel (``tile``: default :func:`default_tile`)."""
+           tile: int | None = None, add: bool = False) -> None:
+    """``out = op(a) @ op(b)`` with the tiled kernel (``tile``: default :func:`default_tile`);
+    with ``add``, ``out += op(a) @ op(b)`` (a GEMM with ``beta = 1``: gradients accumulated)."""
     for name, v in (("a", a), ("b", b), ("out", out)):
         check_f32(name, v)
     n, inner, m = matmul_shape(tuple(a.shape), tuple(b.shape), trans_a, trans_b)
@@ -81,7 +82,8 @@ def matmul(a: Any, b: Any, out: Any, trans_a: bool = False, trans_b: bool = Fals
     tile = tile or default_tile()
     if n and m:
         grid = (-(-m // tile), -(-n // tile))
-        matmul_kernel(tile)[grid, (tile, tile)](a, b, out, bool(trans_a), bool(trans_b), inner)
+        matmul_kernel(tile)[grid, (tile, tile)](a, b, out, bool(trans_a), bool(trans_b), inner,
+                                                 bool(add))
 
 
 def tile_schedule(n: int, inner: int, m: int, tile: int) -> list[dict[str, Any]]:

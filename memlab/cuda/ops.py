@@ -16,6 +16,7 @@ from .elementwise import BINARY, MAXDIM, binary, fill, place, take, unary
 from .nn import conv, conv_wgrad, flip, onehot, pool, softmax, softmax_xent
 from .device import F32, check_shape
 from .matmul import matmul
+from .embedding import accumulate, gather, scatter_add
 from .reduce import reduce_axes, sum_to
 
 
@@ -37,6 +38,11 @@ def _concat(node: Node, xs: Sequence[Any], out: Any) -> None:
 def _pad(node: Node, xs: Sequence[Any], out: Any) -> None:
     fill(out, 0.0)
     place(xs[0], out, node.attrs["axis"], node.attrs["before"])
+
+
+def _embedding_grad(node: Node, xs: Sequence[Any], out: Any) -> None:
+    fill(out, 0.0)
+    scatter_add(xs[0], xs[1], out, f"node {node.name!r}")
 
 
 Launcher = Callable[[Node, Sequence[Any], Any], None]
@@ -62,9 +68,14 @@ KERNELS: dict[str, Launcher] = {
     "concat": _concat,
     "slice": lambda n, xs, out: take(xs[0], out, n.attrs["axis"], n.attrs["start"]),
     "pad": _pad,
+    "copy": lambda n, xs, out: unary("identity", xs[0], out),
+    "embedding": lambda n, xs, out: gather(xs[0], xs[1], out, f"node {n.name!r}"),
+    "embedding_grad": _embedding_grad,
+    "accumulate": lambda n, xs, out: accumulate(n.attrs["part"].op.name, n.attrs["part"].attrs,
+                                                xs, out),
 }
 #: inputs that may hold integers (labels) rather than float32: op name -> input positions
-INTEGER_INPUTS = {"onehot": (0,), "softmax_xent": (1,)}
+INTEGER_INPUTS = {"onehot": (0,), "softmax_xent": (1,), "embedding": (1,), "embedding_grad": (1,)}
 
 
 def supported_ops() -> list[str]:
@@ -83,6 +94,8 @@ def check_node(node: Node) -> None:
         raise DeviceError(f"node {node.name!r} ({name}) has dtype {node.dtype}; the CUDA "
                           f"kernels take float32 only")
     labels = INTEGER_INPUTS.get(name, ())
+    if name == "accumulate":                 # the contribution's inputs follow the accumulator
+        labels = tuple(i + 1 for i in INTEGER_INPUTS.get(node.attrs["part"].op.name, ()))
     for i, x in enumerate(node.inputs):
         ok = x.dtype.kind in "iu" if i in labels else x.dtype == F32 or _weak(x)
         if not ok:

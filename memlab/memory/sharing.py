@@ -25,6 +25,7 @@ from typing import Hashable, Iterable, NamedTuple, Sequence
 
 from ..errors import PlanError
 from ..graph import CONSTANT, Node, topo_order
+from .plan import ALIGN
 from .planner import MemoryPlan, plan_memory
 
 RULES = ("local", "vertical", "horizontal")   #: the planning techniques, in the seed's order
@@ -57,11 +58,12 @@ def _module(node: Node) -> Hashable:
 
 def plan_sharing(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None, *,
                  local: bool = False, vertical: bool = False, horizontal: bool = False,
-                 trace: bool = False) -> MemoryPlan:
+                 trace: bool = False, alignment: int = ALIGN) -> MemoryPlan:
     """A tag plan using only the chosen techniques (none: every value its own storage).
 
     Nodes need scopes (:func:`memlab.graph.scope`) for vertical and horizontal sharing; values
-    outside any scope share only among themselves.
+    outside any scope share only among themselves. ``alignment``: as for
+    :func:`~memlab.memory.planner.plan_memory` (256 for a GPU).
     """
     base = _module if vertical and horizontal else (
         _replica if vertical else (_role if horizontal else None))
@@ -78,7 +80,7 @@ def plan_sharing(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
             return base(n)
     return plan_memory(outputs, inplace=True if vertical else in_place,
                        share=vertical or horizontal, order=order, group=group, trace=trace,
-                       match="exact")
+                       match="exact", alignment=alignment)
 
 
 class Conditions(NamedTuple):
