@@ -19,15 +19,9 @@ from ..memory.pool import Block, MemoryPool
 class DeviceMemoryPool(MemoryPool):
     """:class:`MemoryPool` whose blocks live on the device; :meth:`view` types a block."""
 
-    def allocate(self, nbytes: int, owner: str = "") -> Block:
-        """A block of at least ``nbytes`` (best fit from the cache, else a new device block)."""
-        new = self.stats.new_blocks
-        block = super().allocate(nbytes, owner)
-        if self.stats.new_blocks > new:
-            # the host pool made the block's bookkeeping; its memory is one device allocation
-            # (the host buffer it made is dropped untouched, so the OS never backs its pages)
-            block.buffer = cuda.device_array(block.size, np.uint8)
-        return block
+    def new_buffer(self, size: int) -> Any:
+        """A new block's memory: one device allocation (``cudaMalloc``) of ``size`` bytes."""
+        return cuda.device_array(size, np.uint8)
 
     def view(self, block: Block, shape: Sequence[int], dtype: Any = np.float32) -> Any:
         """A device array of ``shape`` and ``dtype`` at the start of ``block`` (checked to fit)."""

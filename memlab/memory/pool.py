@@ -124,7 +124,7 @@ class MemoryPool:
             s.from_pool += 1
             hit = True
         else:
-            block = Block(self._next_id, size, np.empty(size, np.uint8))
+            block = Block(self._next_id, size, self.new_buffer(size))
             self._next_id += 1
             self.blocks[block.id] = block
             s.new_blocks += 1
@@ -134,6 +134,11 @@ class MemoryPool:
         s.bytes_in_use += block.size
         self._log("alloc", block, int(nbytes), hit)
         return block
+
+    def new_buffer(self, size: int) -> Any:
+        """The memory of a new block of ``size`` bytes (host memory here; a subclass can hand
+        out device memory, like :class:`memlab.cuda.DeviceMemoryPool`)."""
+        return np.empty(size, np.uint8)
 
     def free(self, block: Block) -> None:
         """Recycle ``block``: it goes into the free list keyed by size."""
