@@ -204,31 +204,32 @@ def binary(name: str, a: Any, b: Any, out: Any) -> None:
             flat(out), padded)
 
 
+def _copy_block(small: Any, big: Any, axis: int, start: int, into_big: bool, what: str) -> None:
+    """Copy between ``small`` and the block of ``big`` at ``start`` along ``axis`` (same shape
+    on the other axes): into ``big`` when ``into_big``, else out of it into ``small``."""
+    check_f32("x", small if into_big else big)
+    check_f32("out", big if into_big else small)
+    if len(small.shape) != len(big.shape) or any(
+            (m != n if d != axis else m + start > n)
+            for d, (m, n) in enumerate(zip(small.shape, big.shape))):
+        raise ShapeError(f"cannot {what} {list(small.shape)} at {start} along axis {axis} "
+                         f"of {list(big.shape)}")
+    bstride = contiguous_strides(big.shape)
+    shape, sstride = _pad(small.shape, contiguous_strides(small.shape))
+    _, blocked = _pad(small.shape, bstride)
+    offset = start * bstride[axis]
+    if into_big:
+        args = (flat(small), 0, sstride, flat(big), offset, blocked)
+    else:
+        args = (flat(big), offset, blocked, flat(small), 0, sstride)
+    _launch(unary_kernel("identity"), math.prod(shape), *args, shape, math.prod(shape))
+
+
 def place(x: Any, out: Any, axis: int, start: int) -> None:
     """Copy ``x`` into ``out`` at ``start`` along ``axis`` (same shape on the other axes)."""
-    check_f32("x", x)
-    check_f32("out", out)
-    if len(x.shape) != len(out.shape) or any(
-            (m != n if d != axis else m + start > n) for d, (m, n) in enumerate(zip(x.shape, out.shape))):
-        raise ShapeError(f"cannot place {list(x.shape)} at {start} along axis {axis} "
-                         f"of {list(out.shape)}")
-    ostride = contiguous_strides(out.shape)
-    shape, sstride = _pad(x.shape, contiguous_strides(x.shape))
-    _, dstride = _pad(x.shape, ostride)
-    _launch(unary_kernel("identity"), math.prod(shape), flat(x), 0, sstride, flat(out),
-            start * ostride[axis], dstride, shape, math.prod(shape))
+    _copy_block(x, out, axis, start, True, "place")
 
 
 def take(x: Any, out: Any, axis: int, start: int) -> None:
     """``out = x[..., start:start + out.shape[axis], ...]`` along ``axis``."""
-    check_f32("x", x)
-    check_f32("out", out)
-    if len(x.shape) != len(out.shape) or any(
-            (m != n if d != axis else m + start > n) for d, (m, n) in enumerate(zip(out.shape, x.shape))):
-        raise ShapeError(f"cannot take {list(out.shape)} at {start} along axis {axis} "
-                         f"of {list(x.shape)}")
-    xstride = contiguous_strides(x.shape)
-    shape, sstride = _pad(out.shape, xstride)
-    _, dstride = _pad(out.shape, contiguous_strides(out.shape))
-    _launch(unary_kernel("identity"), math.prod(shape), flat(x), start * xstride[axis], sstride,
-            flat(out), 0, dstride, shape, math.prod(shape))
+    _copy_block(out, x, axis, start, False, "take")

@@ -56,28 +56,27 @@ def _rows_cols(table_shape: Sequence[int], ids: Any, other: Any, what: str) -> t
     return rows, d
 
 
-def gather(table: Any, ids: Any, out: Any, what: str = "embedding") -> None:
-    """``out = table[ids]``: rows of ``table`` (V, D) picked by integer ``ids`` (N,)."""
-    check_f32("table", table)
-    check_f32("out", out)
-    rows, d = _rows_cols(tuple(table.shape), ids, out, what)
-    n, flag = int(np.prod(out.shape, dtype=np.int64)), _flag()
+def _by_rows(kernel: Any, rows_src: Any, ids: Any, dst: Any, table_shape: Sequence[int],
+             per_id: Any, what: str) -> None:
+    """Launch a row kernel over the (N, D) array ``per_id``, ids checked against the table."""
+    check_f32("src", rows_src)
+    check_f32("out", dst)
+    rows, d = _rows_cols(tuple(table_shape), ids, per_id, what)
+    n, flag = int(np.prod(per_id.shape, dtype=np.int64)), _flag()
     if n:
         t = block_size()
-        _gather_kernel[blocks_for(n, t), t](flat(table), ids, flat(out), d, rows, flag)
+        kernel[blocks_for(n, t), t](flat(rows_src), ids, flat(dst), d, rows, flag)
         _check_labels(flag, rows, what)
+
+
+def gather(table: Any, ids: Any, out: Any, what: str = "embedding") -> None:
+    """``out = table[ids]``: rows of ``table`` (V, D) picked by integer ``ids`` (N,)."""
+    _by_rows(_gather_kernel, table, ids, out, table.shape, out, what)
 
 
 def scatter_add(g: Any, ids: Any, out: Any, what: str = "embedding_grad") -> None:
     """``out[ids[i]] += g[i]`` for every row ``i`` of ``g`` (N, D); ``out`` is (V, D)."""
-    check_f32("g", g)
-    check_f32("out", out)
-    rows, d = _rows_cols(tuple(out.shape), ids, g, what)
-    n, flag = int(np.prod(g.shape, dtype=np.int64)), _flag()
-    if n:
-        t = block_size()
-        _scatter_add_kernel[blocks_for(n, t), t](flat(g), ids, flat(out), d, rows, flag)
-        _check_labels(flag, rows, what)
+    _by_rows(_scatter_add_kernel, g, ids, out, out.shape, g, what)
 
 
 def _add_sum_to(x: Any, out: Any) -> None:
