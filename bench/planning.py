@@ -2,13 +2,15 @@
 
 Prints three tables:
 
-1. planner time (tag planner, step trace off; offset planner where it is
-   fast enough) for random and model graphs of about 1e3, 1e4 and 1e5 nodes,
-   next to a plain topological sort of the same graph with ``graphlib``;
+1. planner time (tag planner as called by default, i.e. no step trace; the same
+   with ``trace=True``; the offset planner) for random and model graphs of about
+   1e3, 1e4 and 1e5 nodes, next to a plain topological sort of the same graph
+   with ``graphlib``;
 2. for each model: naive / tags / offsets / lower-bound bytes;
 3. arena executor vs naive executor time on a deep MLP training step.
 
-Run: ``.venv/bin/python bench/planning.py`` (under about three minutes).
+Run: ``.venv/bin/python bench/planning.py`` (under about three minutes);
+``bench/planning.py speed`` prints table 1 only.
 """
 from __future__ import annotations
 
@@ -68,16 +70,21 @@ def model_graphs() -> list[tuple[str, list[ml.Node]]]:
 
 def table_speed() -> None:
     print("\n1. Planner time vs a graphlib topological sort of the same graph (best of 3)")
-    print(f"{'graph':<20}{'nodes':>8}{'sort ms':>10}{'tags ms':>10}{'ratio':>7}{'offsets ms':>12}{'ratio':>7}")
+    print(f"{'graph':<20}{'nodes':>8}{'sort ms':>10}{'tags ms':>10}{'ratio':>7}{'traced ms':>11}"
+          f"{'ratio':>7}{'offsets ms':>12}{'ratio':>7}")
     graphs = [(f"random-{n}", random_graph(n)) for n in (1000, 10000, 100000)] + model_graphs()
     for name, outs in graphs:
         order = ml.topo_order(outs)
         deps = {n: n.inputs for n in order}
         t_sort = best_of(lambda: list(TopologicalSorter(deps).static_order()))
-        t_tags = best_of(lambda: plan_memory(outs, trace=False))
+        t_tags = best_of(lambda: plan_memory(outs))                 # the default: no trace
+        # the trace copies every pending count per step (quadratic): timed up to 5000 nodes
+        t_traced = best_of(lambda: plan_memory(outs, trace=True), 1) if len(order) <= 5000 else None
         t_off = best_of(lambda: plan_offsets(outs), 1)  # greedy up to 20k blocks, then the scan
         off = f"{t_off * 1e3:12.1f}{t_off / t_sort:7.2f}"
-        print(f"{name:<20}{len(order):>8}{t_sort * 1e3:10.1f}{t_tags * 1e3:10.1f}{t_tags / t_sort:7.2f}{off}")
+        traced = f"{t_traced * 1e3:11.1f}{t_traced / t_sort:7.2f}" if t_traced else f"{'-':>11}{'-':>7}"
+        print(f"{name:<20}{len(order):>8}{t_sort * 1e3:10.1f}{t_tags * 1e3:10.1f}{t_tags / t_sort:7.2f}"
+              f"{traced}{off}")
 
 
 def table_memory() -> None:
@@ -130,6 +137,7 @@ def table_executor() -> None:
 if __name__ == "__main__":
     t0 = time.perf_counter()
     table_speed()
-    table_memory()
-    table_executor()
+    if sys.argv[1:] != ["speed"]:
+        table_memory()
+        table_executor()
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")

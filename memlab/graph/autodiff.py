@@ -28,14 +28,19 @@ def adjoint_of(node: Node) -> Node | None:
 
 
 def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
-              addto: bool = False) -> list[Node]:
+              addto: bool | str = False) -> list[Node]:
     """Nodes computing d(sum of y * grad_y)/dx for each x in ``xs``.
 
     ``grad_y`` defaults to ones shaped like ``y`` (the usual seed for a scalar
-    loss). An ``x`` that ``y`` does not depend on gets a zeros node. With ``addto``, the
+    loss). An ``x`` that ``y`` does not depend on gets a zeros node. By default each gradient
+    contribution is a node and their sum is a chain of ``add`` nodes. With ``addto=True``, the
     contributions to a leaf's gradient (a parameter used many times, like the weights of every
-    timestep) are added into one accumulator by fused nodes (:func:`~memlab.graph.accumulate`).
+    timestep) are added into one accumulator by fused nodes (:func:`~memlab.graph.accumulate`);
+    with ``addto="all"``, those of every value with several readers too (an LSTM's ``h`` and
+    ``c``), as MXNet's backward pass does with ``kAddTo`` (lecture 7, p.36).
     """
+    if addto not in (False, True, "all"):
+        raise GraphError(f"gradients: addto must be False, True or 'all', got {addto!r}")
     if not isinstance(y, Node):
         raise GraphError(f"gradients: y is {type(y).__name__}, not a Node")
     xs = as_list(xs)
@@ -50,7 +55,7 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
         if not parts:
             continue
         with backward_of(node.scope):           # gradient nodes know module and timestep
-            g = _accumulate(parts, addto and node.is_leaf)
+            g = _accumulate(parts, addto == "all" or (addto is True and node.is_leaf))
             grad[node] = g
             _ADJOINT[node] = g
             if node.is_leaf:

@@ -66,7 +66,8 @@ class MemoryPlan:
 
     ``order`` is the execution order, ``storage[node]`` the tag of each computed
     node, ``storage_bytes[sid]`` the size of each storage, ``steps`` one
-    :class:`PlanStep` per computed node (empty when traced off). Storages are
+    :class:`PlanStep` per computed node when planned with ``trace=True`` (else empty, and
+    ``traced`` is False). Storages are
     laid out one after another, each aligned to ``alignment`` bytes (:data:`ALIGN` unless the
     planner was asked for more, e.g. 256 for a GPU), which gives ``offset[node]`` and
     ``total_bytes``.
@@ -84,7 +85,16 @@ class MemoryPlan:
     initial_refcount: dict[Node, int] = field(default_factory=dict)
     inplace_pairs: list[tuple[Node, Node]] = field(default_factory=list)
     alignment: int = ALIGN
+    traced: bool = False
     kind = "tags"
+
+    def require_trace(self, who: str) -> list[PlanStep]:
+        """``steps``, or a :class:`~memlab.errors.PlanError` naming ``who`` if the plan was made
+        without ``trace=True`` (the trace of p.22's steps is recorded only when asked)."""
+        if not self.traced:
+            raise PlanError(f"{who} needs the planner's step trace: plan with "
+                            f"plan_memory(..., trace=True)")
+        return self.steps
 
     @property
     def storage_offset(self) -> dict[int, int]:
@@ -149,7 +159,7 @@ class Box:
 
 def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node], bool] = True,
                 share: bool = True, colors: int = 1, order: Sequence[Node] | None = None, *,
-                trace: bool | None = None, match: str = "best",
+                trace: bool = False, match: str = "best",
                 group: Callable[[Node], Hashable] | None = None,
                 alignment: int = ALIGN) -> MemoryPlan:
     """Plan tags for every computed value of the graph (the algorithm of p.22).
@@ -159,7 +169,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     only within a colour (p.24); ``group``: instead of colours, share (and work in place) only
     between values with equal ``group(node)`` (OpenNMT's vertical and horizontal sharing,
     :mod:`.sharing`); ``order``: an execution order (default: depth-first topological order);
-    ``trace``: record :class:`PlanStep` s (default: when the order has at most 5000 nodes);
+    ``trace``: record one :class:`PlanStep` per op in ``plan.steps`` (off by default: the
+    steppers of lessons 03 and 05 ask for it; planning without it costs about a topological sort);
     ``match``: ``"best"`` or ``"exact"`` (see the module docstring); ``alignment``: bytes every
     storage is aligned to (256 for a GPU).
     """
@@ -171,7 +182,6 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     if group is not None and colors > 1:
         raise PlanError("plan_memory takes colors or group, not both")
     outs, order, sizes = prepare(outputs, order)
-    trace = len(order) <= 5000 if trace is None else trace
     color = node_colors(order, colors) if colors > 1 else {}
     if group is not None:
         color = {n: group(n) for n in sizes}
@@ -180,7 +190,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     ref = reference_counts(order)                      # p.22: the initial reference counts
     plan = MemoryPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
                       colors=colors, color=color, initial_refcount=dict(ref),
-                      alignment=alignment)
+                      alignment=alignment, traced=bool(trace))
     tag, tag_bytes, tag_color = plan.storage, plan.storage_bytes, {}
     box = Box(match)
     for n in order:
@@ -188,9 +198,14 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
             continue
         nbytes, c = sizes[n], color.get(n, 0)
         # 1. in-place: take the tag of an input this op may overwrite and is the last to read
-        positions = n.op.inplace(n) if may_inplace(n) else ()
-        source, note = _inplace_source(n, positions, ref, tag, sizes, tag_color, c, is_output) \
-            if positions else (None, "")
+        # (untraced, ops with no input that could qualify skip asking the op: same plan, faster)
+        source, note = None, ""
+        if may_inplace(n) and (trace or any(ref[x] == 1 and x in tag and sizes[x] == nbytes
+                                            for x in n.inputs)):
+            positions = n.op.inplace(n)
+            if positions:
+                source, note = _inplace_source(n, positions, ref, tag, sizes, tag_color, c,
+                                               is_output)
         if source is not None:
             t, action = tag[source], "inplace"
             plan.inplace_pairs.append((source, n))
@@ -205,7 +220,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         tag[n] = t
         # 4. the op has read its inputs: count down, release the tags of those now dead
         released = []
-        for x in dict.fromkeys(n.inputs):
+        inputs = n.inputs if len(n.inputs) < 2 else dict.fromkeys(n.inputs)  # x * x: one read
+        for x in inputs:
             ref[x] -= 1
             if ref[x] == 0:
                 del ref[x]

@@ -9,13 +9,13 @@ networks, ResNets, unrolled LSTMs; p.29, p.35-36); :mod:`.studies` the slides' t
 from . import zoo, shape_only, studies, encoder_decoder
 from .encoder_decoder import Seq2Seq, seq2seq
 from .zoo import slide22, slide23, mlp, mlp2, training_outputs, conv_resnet
-from .shape_only import ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, lstm
-from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN_RESNET_1000,
+from .shape_only import ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, lstm, mlp2_fused
+from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN_RESNET_1000, CHEN_LSTM,
                       compare_strategies, slide29_table, resnet_curve, lstm_curve, overhead,
                       layer_sizes)
 
 __all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "Seq2Seq", "seq2seq", "slide22", "slide23", "mlp", "mlp2", "training_outputs",
            "conv_resnet",
-           "ShapeOnly", "shape_op", "alexnet", "vgg", "googlenet", "resnet", "lstm", "GB", "SLIDE29",
+           "ShapeOnly", "shape_op", "mlp2_fused", "alexnet", "vgg", "googlenet", "resnet", "lstm", "GB", "SLIDE29",
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table",
-           "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "overhead", "layer_sizes"]
+           "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "CHEN_LSTM", "overhead", "layer_sizes"]

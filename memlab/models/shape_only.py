@@ -39,6 +39,13 @@ class ShapeOnly(Op):
     def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         raise MemlabError(f"node {node.name!r}: {self.name} is a shape-only op, with no numpy compute")
 
+    #: A gradient contribution can be added straight into an accumulator (MXNet's ``kAddTo``):
+    #: :func:`~memlab.graph.accumulate` fuses it when ``gradients(..., addto="all")`` asks.
+    accumulates = True
+
+    def add_into(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        self.compute(node, inputs, out)
+
     def inplace(self, node: Node) -> tuple[int, ...]:
         if self.inplace_ok and node.inputs and node.inputs[0].shape == node.shape \
                 and node.inputs[0].dtype == node.dtype:
@@ -232,3 +239,29 @@ def lstm(steps: int = 40, batch: int = 1024, hidden: int = 1024, layers: int = 1
             x = h[l]
     loss = softmax_loss(fc(x, 10))
     return {"data": h0[0], "loss": loss, "params": h0 + c0}
+
+
+def mlp2_fused(batch: int = 64, n_in: int = 784, hidden: int = 256, n_out: int = 10
+               ) -> dict[str, Any]:
+    """Slide p.28's two-layer MLP as MXNet runs it: one backward op per layer.
+
+    fullc, sigmoid, fullc, softmax and a log-loss read by nothing else; the backward pass is
+    ``gradients(softmax, [input], grad_y=label)``: like MXNet's ``SoftmaxOutput``, the softmax's
+    backward reads its output and the label (not an incoming gradient), then each layer's
+    backward op reads the gradient and what its layer saved (p.28's "gradient calculation
+    graph", gradient with respect to the input as the slide draws it). Shape-only: planned,
+    never run. Returns ``input``, ``label``, ``loss``, ``input_grad`` and ``outputs``.
+    """
+    from ..graph import gradients
+    x = placeholder("input", (batch, n_in))
+    label = placeholder("label", (batch, n_out))
+    fullc = shape_op("fullc")
+    act = shape_op("sigmoid", inplace=True, saves="output", grad_inplace=True)
+    h = fullc(x, _param((n_in, hidden), "W1"), shape=(batch, hidden), name="fullc1")
+    h = act(h, shape=h.shape, name="sigmoid")
+    h = fullc(h, _param((hidden, n_out), "W2"), shape=(batch, n_out), name="fullc2")
+    prob = shape_op("softmax", inplace=True, saves="output")(h, shape=h.shape, name="softmax")
+    loss = shape_op("log-loss", saves="none")(prob, label, shape=(), name="log-loss")
+    (dx,) = gradients(prob, [x], grad_y=label)
+    return {"input": x, "label": label, "loss": loss, "softmax": prob, "input_grad": dx,
+            "outputs": [loss, dx]}

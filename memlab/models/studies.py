@@ -77,14 +77,16 @@ def slide29_table(batch: int = 64) -> list[dict[str, Any]]:
 
 #: Slide p.35-36's sublinear line, read off the plots (GB), and Chen et al. 2016's ResNet figures.
 SUBLINEAR = {"resnet": {100: 1.6, 1000: 4.0}, "lstm": {40: 0.28, 1600: 2.6}}
+#: Chen et al. 2016's LSTM experiment (behind p.36): four layers of 1024 hidden units, batch 64.
+CHEN_LSTM = {"layers": 4, "hidden": 1024, "batch": 64}
 CHEN_RESNET_1000 = {"baseline GB": 48.0, "sublinear GB": 7.0, "extra time": 0.30}
 
 
 def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dict,
-           sublinear: str | None = None) -> list[dict[str, Any]]:
+           sublinear: str | None = None, addto: bool | str = False) -> list[dict[str, Any]]:
     rows = []
     for x in xs:
-        outs = training_outputs(build(x), wrt="data")
+        outs = training_outputs(build(x), wrt="data", addto=addto)
         r = {"x": x, "nodes": len(topo_order(outs))}
         for name, ip, sh in (("none", False, False), ("inplace", True, False), ("sharing", True, True)):
             r[name] = plan_memory(outs, inplace=ip, share=sh, trace=False).total_bytes / GB
@@ -99,19 +101,22 @@ def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dic
 
 
 def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int = 32,
-                 sublinear: str | None = None) -> list[dict[str, Any]]:
+                 sublinear: str | None = None, addto: bool | str = False
+                 ) -> list[dict[str, Any]]:
     """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing
     (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top of sharing: p.35's
-    fourth line)."""
-    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear)
+    fourth line). ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`)."""
+    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear, addto)
 
 
 def lstm_curve(steps: Sequence[int] = (40, 100, 200, 400, 800, 1600), batch: int = 1024,
-               hidden: int = 1024, layers: int = 1, sublinear: str | None = None
-               ) -> list[dict[str, Any]]:
+               hidden: int = 1024, layers: int = 1, sublinear: str | None = None,
+               addto: bool | str = False) -> list[dict[str, Any]]:
     """Slide p.36 (a) as data: LSTM feature-map GB against unrolled steps for none / in-place /
-    sharing (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top)."""
-    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36, sublinear)
+    sharing (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top).
+    :data:`CHEN_LSTM` is the configuration of Chen et al. 2016 (the paper behind p.36);
+    ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`)."""
+    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36, sublinear, addto)
 
 
 def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int = 3) -> dict[str, float]:

@@ -80,14 +80,16 @@ def mlp2(**kw: Any) -> dict[str, Any]:
     return mlp(depth=2, **kw)
 
 
-def training_outputs(model: dict[str, Any], wrt: str = "params") -> list[Node]:
+def training_outputs(model: dict[str, Any], wrt: str = "params",
+                     addto: bool | str = False) -> list[Node]:
     """Loss plus gradients: w.r.t. the weights (``"params"``) or the data only (``"data"``).
 
     Gradients w.r.t. the data give the whole backward pass over feature maps
-    without weight gradients: what p.35-36 measure.
+    without weight gradients: what p.35-36 measure. ``addto="all"``: every value's gradient
+    contributions are added in place into one buffer, as in MXNet (see :func:`gradients`).
     """
     xs = model["params"] if wrt == "params" else [model["data"]]
-    return [model["loss"], *gradients(model["loss"], xs)]
+    return [model["loss"], *gradients(model["loss"], xs, addto=addto)]
 
 
 def conv_resnet(blocks: int = 8, batch: int = 16, length: int = 256, kernel: int = 5,

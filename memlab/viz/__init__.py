@@ -17,3 +17,4 @@ __all__ = ["PALETTE", "color", "to_svg", "setup", "draw_graph", "memory_plot", "
 from .trees import draw_tree, draw_taskgraph, traversal_bars, traversal_frames, side_by_side, tree_gantt  # noqa: E402
 
 __all__ += ["draw_tree", "draw_taskgraph", "traversal_bars", "traversal_frames", "side_by_side", "tree_gantt"]
+from . import training  # noqa: E402,F401  (p.28 mirrored plans, p.35-36 tables)

@@ -297,16 +297,17 @@ def training_plan_frames(plan: Any, forward: Node | Iterable[Node], labels: Mapp
     labels = labels or {}
     frames = [Frame(draw_training_graph(outs, forward, {}, done=[], labels=labels, size=size),
                     "before planning: no op has a tag")]
+    steps = plan.require_trace("training_plan_frames")
     storage: dict[Node, int] = {}
     done: list[Node] = []
-    for k, s in enumerate(plan.steps):
+    for k, s in enumerate(steps):
         storage[s.node] = s.tag
         done.append(s.node)
         what = {"new": f"a new tag #{s.tag}", "reuse": f"tag #{s.tag} from the box",
                 "inplace": f"tag #{s.tag} in place"}.get(s.action, s.action)
         auto = s.node.name == f"{s.node.op.name}_{s.node.id}"
         who = labels.get(s.node) or (s.node.op.name if auto else f"{s.node.name} ({s.node.op.name})")
-        cap = f"step {k + 1}/{len(plan.steps)}: {who} gets {what}"
+        cap = f"step {k + 1}/{len(steps)}: {who} gets {what}"
         if s.note and s.action != "reuse":
             cap += f" ({s.note})"
         frames.append(Frame(draw_training_graph(outs, forward, dict(storage), running=s.node, done=list(done),

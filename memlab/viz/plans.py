@@ -116,7 +116,7 @@ def planning_frames(plan: Any, outputs: Node | Iterable[Node] | None = None,
     which state each step's action and note.
     """
     outs = as_list(outputs) if outputs is not None else list(plan.outputs)
-    steps = list(plan.steps)
+    steps = list(plan.require_trace("planning_frames"))
     if captions is not None and len(captions) != len(steps) + 1:
         raise ValueError(f"need {len(steps) + 1} captions (initial state + one per step), got {len(captions)}")
     frames = [Frame(draw_plan_state(outs, {}, plan.initial_refcount, (), None, (), plan.order, size=size,

@@ -33,7 +33,28 @@ def _headings(nb_path: Path) -> set[str]:
 
 
 ROWS = _rows()
-WRITTEN = [r for r in ROWS if not r[2].startswith("planned")]
+WRITTEN = [r for r in ROWS if not r[2].startswith("planned") and r[2] != "none"]
+
+
+def _pages(slide: str) -> set[int]:
+    """Pages a row of seed 000 names: ``p.5``, ``p.6-7``."""
+    out: set[int] = set()
+    for a, b in re.findall(r"p\.(\d+)(?:-(\d+))?", slide):
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+
+
+def test_every_page_of_seed_000_has_a_row():
+    text = TABLE.read_text()
+    part = text.split("## Seed 000", 1)[1].split("## Seed 001", 1)[0]
+    covered: set[int] = set()
+    for line in part.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5:
+            covered |= _pages(cells[0])
+            if cells[2] == "none":
+                assert cells[3], f"row {cells[0]} has no lesson and says not why"
+    assert set(range(1, 39)) <= covered, sorted(set(range(1, 39)) - covered)
 
 
 def test_table_has_rows_for_every_seed():

@@ -8,13 +8,14 @@ from memlab.memory.checkplan import check_plan
 from memlab.models import slide22
 from memlab.memory.offsets import live_bytes_lower_bound
 from memlab.memory.planner import plan_memory
+from memlab.errors import PlanError
 from strategies import random_dags
 
 
 def test_slide22_five_steps():
     g = slide22()
     B, C, E, F, G = (g[k] for k in "BCEFG")
-    plan = plan_memory(G, order=g["order"])
+    plan = plan_memory(G, order=g["order"], trace=True)
     steps = plan.steps
     assert [s.node for s in steps] == [B, C, F, E, G]
     # step 1: allocate a tag for B
@@ -38,9 +39,14 @@ def test_slide22_five_steps():
 
 def test_default_order_and_trace_off():
     g = slide22()
-    plan = plan_memory(g["G"], trace=False)
-    assert plan.steps == [] and len(plan.order) == 6
+    plan = plan_memory(g["G"])                       # the trace is recorded only when asked
+    assert plan.steps == [] and not plan.traced and len(plan.order) == 6
     check_plan(plan)
+    with pytest.raises(PlanError, match="trace=True"):
+        plan.require_trace("a stepper")
+    traced = plan_memory(g["G"], trace=True)
+    assert traced.traced and len(traced.steps) == 5
+    assert traced.storage == plan.storage and traced.storage_bytes == plan.storage_bytes
 
 
 @settings(deadline=None, max_examples=30)
@@ -51,7 +57,8 @@ def test_every_option_gives_a_valid_plan(dag):
         for share in (True, False):
             for colors in (1, 2, 3):
                 for match in ("best", "exact"):
-                    plan = plan_memory(outs, inplace=inplace, share=share, colors=colors, match=match)
+                    plan = plan_memory(outs, inplace=inplace, share=share, colors=colors, match=match,
+                                       trace=True)
                     check_plan(plan)
                     assert plan.total_bytes >= live_bytes_lower_bound(plan)
                     if not inplace:

@@ -91,7 +91,7 @@ def test_tradeoff_plot_groups_equal_points(slide23):
 
 def test_training_graph_puts_backward_beside_forward():
     m = ml.models.mlp2(batch=4, n_in=8, hidden=6, n_out=3)
-    plan = ml.plan_memory(m["outputs"])
+    plan = ml.plan_memory(m["outputs"], trace=True)
     names = {g: f"{w.name}-grad" for w, g in zip(m["params"], m["grads"])}
     g = concurrency.draw_training_graph(m["outputs"], m["loss"], plan.storage, labels=names)
     src = g.source

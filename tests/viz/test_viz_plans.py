@@ -11,7 +11,7 @@ from memlab.viz import plans
 @pytest.fixture
 def slide22_plan():
     s = ml.models.slide22()
-    return s, ml.plan_memory(s["G"], order=s["order"])
+    return s, ml.plan_memory(s["G"], order=s["order"], trace=True)
 
 
 def _svg(picture):
@@ -38,6 +38,8 @@ def test_planning_frames_follow_the_steps(slide22_plan):
     assert "in place" in frames[5].caption
     with pytest.raises(ValueError):
         plans.planning_frames(plan, captions=["only one"])
+    with pytest.raises(ml.PlanError, match="trace=True"):
+        plans.planning_frames(ml.plan_memory(s["G"], order=s["order"]))
 
 
 def test_slide22_stepper_moves_through_every_frame(slide22_plan):

@@ -65,5 +65,6 @@ def broadcast_shape(inputs: Sequence[Node]) -> tuple[int, ...]:
 
 def same_memory_inputs(node: Node) -> tuple[int, ...]:
     """Inputs with exactly the output's shape and dtype: candidates for in-place."""
-    return tuple(i for i, x in enumerate(node.inputs)
-                 if x.shape == node.shape and x.dtype == node.dtype)
+    shape, dtype = node.shape, node.dtype     # (locals and ``is``: the planner calls this per op)
+    return tuple([i for i, x in enumerate(node.inputs)
+                  if x.shape == shape and (x.dtype is dtype or x.dtype == dtype)])
