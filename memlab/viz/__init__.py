@@ -17,3 +17,9 @@ __all__ = ["PALETTE", "color", "to_svg", "setup", "draw_graph", "memory_plot", "
 from .trees import draw_tree, draw_taskgraph, traversal_bars, traversal_frames, side_by_side, tree_gantt  # noqa: E402
 
 __all__ += ["draw_tree", "draw_taskgraph", "traversal_bars", "traversal_frames", "side_by_side", "tree_gantt"]
+from .scheduling import (taskgraph_stepper, tree_stepper, formula_frames,  # noqa: E402
+                         counterexample_explorer, svg_gantt, mapping_frames, mapping_explorer,
+                         subtree_colors, schedule_figure)
+
+__all__ += ["taskgraph_stepper", "tree_stepper", "formula_frames", "counterexample_explorer",
+            "svg_gantt", "mapping_frames", "mapping_explorer", "subtree_colors", "schedule_figure"]
