@@ -28,7 +28,8 @@ from .trees import draw_taskgraph, draw_tree, side_by_side, traversal_frames
 
 __all__ = ["taskgraph_stepper", "tree_stepper", "formula_frames", "counterexample_text",
            "counterexample_explorer", "svg_gantt", "mapping_frames", "mapping_html",
-           "mapping_explorer", "subtree_colors", "schedule_figure"]
+           "mapping_explorer", "subtree_colors", "schedule_figure",
+           "mapping_figure"]
 
 
 def taskgraph_stepper(graph: Any, order: Sequence[Any], title: str, size: str = "2.2,2.6") -> Stepper:
@@ -226,3 +227,19 @@ def schedule_figure(graph: Any, s: Any, title: str, axes: Any = None) -> Any:
                 title=f"{title}: memory held")
     axes[1].set_xlim(0, s.makespan + 0.5)
     return axes[0].figure
+
+
+def mapping_figure(s: Any, title: str, colors: Mapping[int, str] | None = None) -> Any:
+    """A parallel tree schedule: Gantt chart (whole processors) beside its memory curve."""
+    import matplotlib.pyplot as plt
+
+    from .plots import memory_plot
+    from .trees import tree_gantt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 2.4), gridspec_kw={"width_ratios": [3, 2]})
+    tree_gantt(s, ax=axes[0], title=f"{title}: makespan {s.makespan:.3g}", colors=colors)
+    memory_plot(list(s.memory), times=list(s.times), ax=axes[1], unit="memory",
+                title=f"{title}: memory, peak {s.peak:g}")
+    axes[1].set_xlim(0, s.makespan * 1.02)
+    fig.tight_layout()
+    return fig
