@@ -9,9 +9,10 @@ Two sources of parallelism (seed 002, "Model for parallel tree processing"):
   (seed 002, "All-to-all mapping").
 * :func:`proportional` — the root gets all P processors; each node's
   processors are split among its children's subtrees in proportion to their
-  work ``W_T`` (seed 002, "Proportional mapping"; Pothen and Sun). Ranges are
-  contiguous; a child whose share is fractional shares a boundary processor
-  with its neighbour; a subtree on one processor runs in best post-order.
+  work ``W_T`` (seed 002, "Proportional mapping"; Pothen and Sun), rounded to
+  whole processors (:func:`split_range`): disjoint contiguous ranges, or, with
+  more children than processors, children time-sharing single processors;
+  a subtree on one processor runs in best post-order.
 * :func:`memory_aware` — after Agullo et al. (seed 002 ref. [3]): try the
   proportional split, giving each child a memory share in proportion to its
   processors; if some child's minimum peak does not fit its share, serialize
@@ -48,22 +49,37 @@ def subtree_work(tree: Tree, w: Sequence[float]) -> list[float]:
 
 
 def split_range(lo: int, hi: int, shares: Sequence[float]) -> list[tuple[int, int]]:
-    """Split processors ``[lo, hi)`` into contiguous ranges proportional to
-    ``shares`` (p_i = P * W_i / W); each range has at least one processor and
-    neighbours may share a boundary processor when shares are fractional."""
-    p = hi - lo
+    """Whole processors ``[lo, hi)`` for children of work ``shares`` (p_i = P * W_i / W,
+    seed 002 "Proportional mapping", rounded to whole processors).
+
+    With at least as many processors as children, each child gets a contiguous
+    range of at least one processor, sizes by largest remainder (the ranges
+    are disjoint and cover ``[lo, hi)``). With fewer processors than children
+    the children **time-share**: each gets one processor, the children taking
+    the least-loaded processor in non-increasing order of work (LPT), and the
+    children on one processor run one after the other."""
+    p, k = hi - lo, len(shares)
     tot = float(sum(shares))
-    out = []
-    acc = 0.0
-    for s in shares:
-        a_f = p * acc / tot if tot > 0 else 0.0
-        acc += s
-        b_f = p * acc / tot if tot > 0 else p
-        a = lo + int(math.floor(a_f + 1e-9))
-        b = lo + int(math.ceil(b_f - 1e-9))
-        b = min(max(b, a + 1), hi)
-        a = min(a, b - 1)
-        out.append((a, b))
+    ideal = [p * s / tot if tot > 0 else p / k for s in shares] if k else []
+    if k > p:
+        load = [0.0] * p
+        out: list[tuple[int, int]] = [(lo, lo + 1)] * k
+        for i in sorted(range(k), key=lambda i: (-ideal[i], i)):
+            q = min(range(p), key=lambda q: (load[q], q))
+            load[q] += ideal[i]
+            out[i] = (lo + q, lo + q + 1)
+        return out
+    size = [max(1, int(math.floor(x + 1e-9))) for x in ideal]
+    while sum(size) > p:  # too many: take from the most over-served child
+        i = max((i for i in range(k) if size[i] > 1), key=lambda i: (size[i] - ideal[i], -i))
+        size[i] -= 1
+    while sum(size) < p:  # too few: give to the most under-served child
+        i = max(range(k), key=lambda i: (ideal[i] - size[i], -i))
+        size[i] += 1
+    out, a = [], lo
+    for n in size:
+        out.append((a, a + n))
+        a += n
     return out
 
 
@@ -100,7 +116,9 @@ def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
         rank[v] = k
     procs: list[tuple[int, int]] = [(0, P)] * n
     after: dict[int, list[int]] = {}
-    stats = {"parallel": 0, "serialized": 0, "sequential": 0}
+    stats: dict = {"parallel": 0, "serialized": 0, "sequential": 0}
+    decision: dict[int, str] = {}  # node -> how its children were mapped (the trace)
+    stats["decisions"] = decision
     opt = subtree_optimal_peaks(tree) if budget is not None else None
     # leaves in pre-order, to find the leaves of any subtree by bisection
     pre = [0] * n
@@ -136,6 +154,7 @@ def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
             nodes = assign_all(v, (lo, hi))
             if budget is not None and len(nodes) > 1:
                 stats["sequential"] += 1
+                decision[v] = "sequential"
                 sub = tree.subtree(v)  # BFS renumbering: sub node j is nodes[j]
                 liu_order, _ = optimal_traversal(sub)
                 slots = sorted(rank[x] for x in nodes)
@@ -145,6 +164,7 @@ def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
         ranges = split_range(lo, hi, [W[c] for c in kids])
         if B is None:
             stats["parallel"] += 1
+            decision[v] = "parallel"
             work.extend((c, a, b, None) for c, (a, b) in zip(kids, ranges))
             continue
         assert opt is not None
@@ -152,6 +172,7 @@ def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
         shares = [B * x / sum(widths) for x in widths]
         if all(opt[c] <= s for c, s in zip(kids, shares)):
             stats["parallel"] += 1
+            decision[v] = "parallel"
             work.extend((c, a, b, s) for c, (a, b), s in zip(kids, ranges, shares))
             continue
         seq = sorted(kids, key=lambda c: tree.f[c] - opt[c])  # non-increasing opt - f
@@ -164,6 +185,7 @@ def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
             held += tree.f[c]
         if fits:
             stats["serialized"] += 1
+            decision[v] = "serialized"
             held = 0.0
             for prev, c in zip([None] + seq[:-1], seq):
                 work.append((c, lo, hi, B - held))
@@ -175,6 +197,7 @@ def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
                         after.setdefault(leaf, []).append(prev)
             continue
         stats["sequential"] += 1
+        decision[v] = "sequential"
         nodes = assign_all(v, (lo, hi))
         sub = tree.subtree(v)
         liu_order, _ = optimal_traversal(sub)

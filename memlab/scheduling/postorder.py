@@ -19,7 +19,7 @@ from ..errors import TreeError
 from .treebase import Tree
 
 __all__ = ["postorder_peak", "best_postorder", "postorder_from_children",
-           "subtree_postorder_peaks", "best_child_order"]
+           "subtree_postorder_peaks", "best_child_order", "postorder_terms"]
 
 
 def _combine(tree: Tree, v: int, kids: Sequence[int], P: list[float]) -> float:
@@ -101,3 +101,28 @@ def best_postorder(tree: Tree) -> tuple[list[int], float]:
     non-increasing P_i - f_i; seed 002, "Liu's best post-order traversals")."""
     children, P = best_child_order(tree)
     return postorder_from_children(tree, children), P[tree.root]
+
+
+def postorder_terms(tree: Tree, v: int | None = None,
+                    child_order: Sequence[int] | None = None) -> list[tuple[int, float, float, float]]:
+    """The seed's post-order formula at node ``v`` (default the root), term by term
+    (seed 002, "Post-order traversals for tree"): one ``(child, P_j, held, term)``
+    per child in ``child_order`` (default the stored order), with ``held`` =
+    sum_{i<j} f_i and ``term = P_j + held``, then ``(v, m_v + f_v, held,
+    term)`` for the node itself. Children's P_j are their subtrees' post-order
+    peaks (stored child orders below). The peak is the largest term."""
+    v = tree.root if v is None else int(v)
+    if not 0 <= v < tree.n:
+        raise TreeError(f"postorder_terms: node {v} is out of range 0..{tree.n - 1}")
+    kids = list(tree.children[v]) if child_order is None else [int(c) for c in child_order]
+    if sorted(kids) != sorted(tree.children[v]):
+        raise TreeError(f"node {v}: child_order {kids} is not a permutation of its "
+                        f"children {tree.children[v]}")
+    P = subtree_postorder_peaks(tree, tree.children)
+    out, held = [], 0.0
+    for c in kids:
+        out.append((c, P[c], held, P[c] + held))
+        held += tree.f[c]
+    own = tree.m[v] + tree.f[v]
+    out.append((v, own, held, own + held))
+    return out

@@ -29,7 +29,7 @@ from ..errors import TreeError
 from .subsets import ExactResult, min_peak_search
 
 __all__ = ["TaskGraph", "peak", "memory_profile", "check_order", "min_peak_order",
-           "ExactResult", "sequential_example", "random_taskgraph", "MAX_EXACT_TASKS"]
+           "ExactResult", "sequential_example", "EXAMPLE_ORDERS", "random_taskgraph", "MAX_EXACT_TASKS"]
 
 #: default limit on the number of tasks for :func:`min_peak_order`
 MAX_EXACT_TASKS = 24
@@ -269,17 +269,29 @@ def min_peak_order(graph: TaskGraph, max_tasks: int = MAX_EXACT_TASKS) -> ExactR
     return ExactResult([tasks[i] for i in res.order], res.peak, res.states)
 
 
-#: edges of :func:`sequential_example` (producer, consumer, size)
-_EXAMPLE_EDGES = [("A", "C", 2), ("A", "D", 1), ("B", "D", 1), ("B", "E", 1),
-                  ("C", "F", 1), ("D", "F", 1), ("E", "F", 1)]
+#: edges of :func:`sequential_example` (producer, consumer, size): a reconstruction
+_EXAMPLE_EDGES = [("A", "C", 2), ("B", "E", 1), ("C", "E", 3), ("E", "D", 1), ("D", "F", 4)]
+
+#: the seed's orders: "bad" (its frames show Mem = 3, 6, 5, 5, 4, Mem Peak = 6)
+#: and "good" (A C B E D F, Mem Peak = 5)
+EXAMPLE_ORDERS = {"bad": list("ABCEDF"), "good": list("ACBEDF")}
 
 
 def sequential_example() -> TaskGraph:
-    """The six-task graph A..F of seed 002 ("Sequential problem", example):
-    tasks have no execution data, edges carry output data. Our own sizes (the
-    slide's figure is not reproduced): A C B E D F peaks at 5, which the exact
-    search confirms optimal, while A B C D E F peaks at 6 (when C runs, A's
-    outputs, B's outputs and C's output are all live: 3 + 2 + 1).
+    """The six-task graph A..F of seed 002 ("Sequential problem", example),
+    reconstructed: the slides' figure (graph, sizes, the bad order) is not in
+    their text, which gives only the memory of the bad order's frames,
+    Mem = 3, 6, 5, 5, 4 and "Mem Peak = 6", and "A C B E D F: Mem Peak = 5".
+
+    Tasks have no execution data and each task here has one consumer, so the
+    seed's "one output per task" and memlab's "one datum per edge" agree.
+    With these sizes the bad order A B C E D F holds 2, 3, 6, 5, 5, 4 while
+    each task runs: its last five frames are the seed's 3, 6, 5, 5, 4 (the
+    first, A alone, is a frame the text does not show) and its peak is 6;
+    A C B E D F peaks at 5, the least possible. Exhaustive searches over the
+    DAGs on A..F where A C B E D F is topological (one output per task of
+    size 1 to 4; or one datum per edge, up to 8 edges of size 1 to 3) found
+    no graph whose *first* five frames are 3, 6, 5, 5, 4 with peaks 6 and 5.
     """
     return TaskGraph.from_edges(_EXAMPLE_EDGES, tasks=list("ABCDEF"))
 

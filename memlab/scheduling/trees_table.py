@@ -9,6 +9,9 @@ peak over the optimal one (18% / 22%) and the average increase (1% / 12%).
 * ``assembly``: assembly trees of 2-D and 3-D grid Laplacians of random
   sizes, ordered by nested dissection or minimum degree (random ties),
   half of them amalgamated into fundamental supernodes (:mod:`memlab.scheduling.assembly`);
+* ``irregular``: assembly trees of unstructured 2-D meshes (Delaunay or
+  random geometric graphs) ordered by nested dissection or minimum degree
+  (:mod:`memlab.scheduling.meshes`): closer to the paper's real matrices;
 * ``random``: random recursive trees with random integer sizes f and m.
 
 The average increase is taken over the non-optimal trees (as the paper's
@@ -24,6 +27,7 @@ import numpy as np
 
 from .assembly import grid_assembly_tree
 from .liu import optimal_traversal
+from .meshes import irregular_family
 from .postorder import best_postorder
 from .treebase import Tree
 from .treegen import random_tree
@@ -104,10 +108,19 @@ def random_family(count: int = 200, seed: int = 0, n_range: tuple[int, int] = (2
 
 
 def postorder_table(n_assembly: int = 40, n_random: int = 200, seed: int = 0,
-                    progress: Callable[[int, int], None] | None = None) -> dict[str, TableRow]:
+                    progress: Callable[[int, int], None] | None = None,
+                    n_irregular: int = 0,
+                    irregular_sizes: tuple[int, int] = (300, 1500)) -> dict[str, TableRow]:
     """The seed's table recomputed: family -> :class:`TableRow` (a few seconds
-    with the default counts). ``progress(done, total)`` reports the trees compared."""
-    total = n_assembly + n_random
+    with the default counts). ``progress(done, total)`` reports the trees
+    compared. With ``n_irregular`` > 0 an ``"irregular"`` row is added: that
+    many unstructured-mesh assembly trees of ``irregular_sizes`` unknowns."""
+    total = n_assembly + n_random + n_irregular
     report = (lambda offset: None if progress is None else (lambda k: progress(offset + k, total)))
-    return {"assembly": compare_postorder(assembly_family(n_assembly, seed), progress=report(0)),
-            "random": compare_postorder(random_family(n_random, seed), progress=report(n_assembly))}
+    out = {"assembly": compare_postorder(assembly_family(n_assembly, seed), progress=report(0))}
+    if n_irregular > 0:
+        fam = irregular_family(n_irregular, seed, irregular_sizes)
+        out["irregular"] = compare_postorder(fam, progress=report(n_assembly))
+    out["random"] = compare_postorder(random_family(n_random, seed),
+                                      progress=report(n_assembly + n_irregular))
+    return out

@@ -18,3 +18,10 @@ from .trees import draw_tree, draw_taskgraph, traversal_bars, traversal_frames, 
 
 __all__ += ["draw_tree", "draw_taskgraph", "traversal_bars", "traversal_frames", "side_by_side", "tree_gantt"]
 from . import training  # noqa: E402,F401  (p.28 mirrored plans, p.35-36 tables)
+from .scheduling import (taskgraph_stepper, tree_stepper, formula_frames,  # noqa: E402
+                         counterexample_explorer, svg_gantt, mapping_frames, mapping_explorer,
+                         subtree_colors, schedule_figure, mapping_figure)
+
+__all__ += ["taskgraph_stepper", "tree_stepper", "formula_frames", "counterexample_explorer",
+            "svg_gantt", "mapping_frames", "mapping_explorer", "subtree_colors", "schedule_figure",
+            "mapping_figure"]

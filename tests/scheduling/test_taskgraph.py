@@ -40,7 +40,9 @@ def test_sequential_example():
     assert g.tasks == list("ABCDEF")
     assert all(m == 0 for m in g.memory.values())
     assert peak(g, list("ACBEDF")) == 5
-    assert peak(g, list("ABCDEF")) == 6
+    assert peak(g, list("ABCEDF")) == 6
+    # the seed's frames of the bad order: Mem = 3, 6, 5, 5, 4 (after A's frame)
+    assert memory_profile(g, list("ABCEDF"))[0].tolist()[1:] == [3, 6, 5, 5, 4]
     res = min_peak_order(g)
     assert res.peak == 5 and peak(g, res.order) == 5 and res.states > 6
     during, after = memory_profile(g, list("ACBEDF"))
@@ -142,7 +144,7 @@ def test_bad_graphs():
     (list("ABCDE"), "task 'F' is missing"),
     (list("ABCDEFF"), "task 'F' appears twice"),
     (list("ABCDEFZ"), "unknown task 'Z'"),
-    (list("ACBDFE"), "task 'F' comes before its predecessor 'E'"),
+    (list("ACBDEF"), "task 'D' comes before its predecessor 'E'"),
 ])
 def test_bad_orders(order, needle):
     g = sequential_example()

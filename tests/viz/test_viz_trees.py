@@ -19,7 +19,7 @@ def test_draw_taskgraph_has_every_task_and_edge():
     svg = viz.to_svg(viz.draw_taskgraph(g, done=["A"], running="C"))
     for task in "ABCDEF":
         assert f">{task}" in svg
-    assert svg.count("<g id=\"edge") == 7
+    assert svg.count("<g id=\"edge") == 5
 
 
 def test_traversal_bars_mark_the_peak():
