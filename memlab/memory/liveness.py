@@ -44,9 +44,11 @@ def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None) -> tup
 def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
     """Reference counts before the first step: distinct consumers of every value (p.22)."""
     ref: dict[Node, int] = {}
+    get = ref.get
     for n in order:
-        for x in dict.fromkeys(n.inputs):  # x * x reads x once
-            ref[x] = ref.get(x, 0) + 1
+        inputs = n.inputs
+        for x in (inputs if len(inputs) < 2 else set(inputs)):  # x * x reads x once
+            ref[x] = get(x, 0) + 1
     return ref
 
 

@@ -185,7 +185,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     color = node_colors(order, colors) if colors > 1 else {}
     if group is not None:
         color = {n: group(n) for n in sizes}
-    may_inplace = inplace if callable(inplace) else (lambda n: bool(inplace))
+    may_inplace = inplace if callable(inplace) else None    # None: ``inplace`` says for all
     is_output = set(outs)
     ref = reference_counts(order)                      # p.22: the initial reference counts
     plan = MemoryPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
@@ -196,16 +196,18 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     for n in order:
         if not n.op.computes:                          # placeholders, constants: given
             continue
-        nbytes, c = sizes[n], color.get(n, 0)
+        nbytes, c = sizes[n], color.get(n, 0) if color else 0
         # 1. in-place: take the tag of an input this op may overwrite and is the last to read
         # (untraced, ops with no input that could qualify skip asking the op: same plan, faster)
         source, note = None, ""
-        if may_inplace(n) and (trace or any(ref[x] == 1 and x in tag and sizes[x] == nbytes
-                                            for x in n.inputs)):
-            positions = n.op.inplace(n)
-            if positions:
-                source, note = _inplace_source(n, positions, ref, tag, sizes, tag_color, c,
-                                               is_output)
+        if inplace if may_inplace is None else may_inplace(n):
+            for x in n.inputs:
+                if trace or (ref[x] == 1 and x in tag and sizes[x] == nbytes):
+                    positions = n.op.inplace(n)
+                    if positions:
+                        source, note = _inplace_source(n, positions, ref, tag, sizes,
+                                                       tag_color, c, is_output)
+                    break
         if source is not None:
             t, action = tag[source], "inplace"
             plan.inplace_pairs.append((source, n))
