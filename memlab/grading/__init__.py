@@ -76,9 +76,9 @@ Python API
 date, every solution grades to full marks, every exercise to zero).
 """
 from .assign import AssignReport, assign
-from .grade import check_all, find_solution, grade
+from .grade import check_all, find_solution, grade, load
 from .notebook import Solution, load_solution, make_exercise, parse_solution
 from .results import QuestionResult, Result, TestResult
 
-__all__ = ["assign", "AssignReport", "grade", "check_all", "find_solution", "Result", "QuestionResult",
+__all__ = ["assign", "AssignReport", "grade", "load", "check_all", "find_solution", "Result", "QuestionResult",
            "TestResult", "Solution", "load_solution", "parse_solution", "make_exercise"]

@@ -1,0 +1,46 @@
+"""The code the grader sends to the kernel around student cells and tests (see :mod:`.inkernel`).
+
+A tests cell passes when the kernel's own ``execute_reply`` for the code that ran it has status
+``ok``; the code is :func:`test_code`, which raises in the kernel when the tests fail or when
+anything the tests rely on was replaced.  Tests run with ``store_history=False``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .notebook import TestCell
+
+SOURCE = (Path(__file__).with_name("inkernel.py")).read_text(encoding="utf-8")
+
+#: Finds the guard without a name a student could rebind: the first class of that name ever made.
+FIND = '[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == "_MemlabGuard"][0]'
+
+TAMPERED = "MemlabTampered"
+FAILED = "MemlabTestFailed"
+
+
+def setup_code() -> str:
+    """Defines the guard and records the originals; runs before any student cell."""
+    return ("(lambda g: (exec(compile(g['__source__'], '<memlab guard>', 'exec'), g), "
+            "g['_MemlabGuard'].setup(get_ipython()), __import__('sys').__dict__.setdefault("
+            "'_memlab_guard_keep', g)))({'__name__': '_memlab_guard', '__file__': '<memlab guard>', "
+            f"'__source__': {SOURCE!r}}})\n")
+
+
+def check_code(what: str) -> str:
+    """Restores what the previous cell replaced; its reply is an error naming it, if anything was."""
+    return f"{FIND}.check({what!r})\n"
+
+
+def forget_code() -> str:
+    return f"{FIND}.forget()\n"
+
+
+def test_name(test: TestCell) -> str:
+    """The file name the tests cell's code is compiled under (its lines are looked up by it)."""
+    return f"<memlab test {test.id}>"
+
+
+def test_code(test: TestCell) -> str:
+    """Runs one tests cell in a copy of the user namespace; raises in the kernel if it fails."""
+    return (f"{FIND}.run_test(\n{test_name(test)!r},\n{test.source!r},\n{sorted(test.hidden)!r})\n")
