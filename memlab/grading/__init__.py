@@ -18,8 +18,22 @@ An instructor (solution) notebook ``solutions/<assignment>.ipynb`` carries
   "question": "q1_topo_sort", "points": 3, "title": "Topological sort"}`` (``title`` optional).
   ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS`` lines mark tests students do not see.  A
   tests cell earns all its points if it runs without raising, none otherwise; a question may have
-  several tests cells, its score is their sum.  Tests cells are plain Python (no ``%magics``); they
-  run in the notebook's namespace, so they may define helpers that later tests cells use.
+  several tests cells, its score is their sum.  Tests cells are plain Python (no ``%magics``).
+
+Rules for tests cells (so a grade cannot be fooled):
+
+* **Self-contained.**  A tests cell runs in a *copy* of the notebook's namespace: it sees the
+  student's answers, but what it defines is thrown away afterwards, so no tests cell can use a name
+  another tests cell defined (a student could redefine it; and the cells may run in any order).
+  Each cell imports what it needs itself (``import numpy as np``, ``import memlab as ml``) and takes
+  its helpers from :mod:`memlab.testing` (``check_gradient_fn``, ``forbid``, ``random_graph``,
+  ``all_paths``, ``TagLayout``, ...), imported fresh in the cell, never from the notebook's set-up
+  cells (a student can edit those).
+* **Plain values.**  Convert what the answer returns before comparing: ``int(x)``, ``float(x)``,
+  ``np.asarray(x, dtype=float)``, ``[int(v) for v in seq]``, ``{id(n) for n in nodes}`` for graph
+  nodes, ``str(name)``; then an object whose ``__eq__`` always answers True proves nothing.
+* **No delegation.**  Hidden tests call the answer inside ``memlab.testing.forbid(...)`` naming the
+  library functions the question asks the student to write.
 
 Ids (letters, digits, ``_ - .``) are unique in a notebook; cells are found by this metadata, never by
 position.  Markers are lines holding only the marker, at any indentation.  Malformed input (no
