@@ -75,17 +75,22 @@ def _parse(data: bytes, path: Path):
         raise GradingError(f"{path}: not a valid notebook (not UTF-8: {e})") from None
 
 
-def load(notebook, solution=None, assignment: str | None = None, official: bool = False):
+def read_solution(path: Path) -> Solution:
+    """Read and validate a solution notebook (once: it stays in memory while the kernel runs)."""
+    return parse_solution(_parse(_read(path, "solution notebook"), path), path)
+
+
+def load(notebook, solution=None, assignment: str | None = None, official: bool = False,
+         preloaded: tuple[Path, Solution] | None = None):
     """Read and check the inputs: returns ``(notebook bytes, notebook, solution path, Solution)``.
 
-    The solution's file is read once, here, before any kernel starts.
+    The solution's file is read once, here (or by the caller: *preloaded*), before any kernel starts.
     """
     path = Path(notebook)
-    sol_path: Path | None = None
-    sol: Solution | None = None
-    if solution is not None or official:
+    sol_path, sol = preloaded if preloaded is not None else (None, None)
+    if sol is None and (solution is not None or official):
         sol_path = find_solution(path, assignment, solution, official=official)
-        sol = parse_solution(_parse(_read(sol_path, "solution notebook"), sol_path), sol_path)
+        sol = read_solution(sol_path)
     raw = _read(path, "notebook")
     nb = _parse(raw, path)
     meta = notebook_assignment(nb, str(path))
@@ -94,7 +99,7 @@ def load(notebook, solution=None, assignment: str | None = None, official: bool 
                            "nor any cell's); it is not a memlab exercise")
     if sol is None:
         sol_path = find_solution(path, meta, None)
-        sol = parse_solution(_parse(_read(sol_path, "solution notebook"), sol_path), sol_path)
+        sol = read_solution(sol_path)
     if assignment is not None and assignment != sol.assignment:
         raise GradingError(f"--assignment is {assignment!r} but the solution {sol_path} is assignment "
                            f"{sol.assignment!r}")
@@ -123,7 +128,12 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         if timeout <= 0 or total_timeout <= 0:
             raise GradingError(f"time limits must be positive, not timeout={timeout!r}, "
                                f"total_timeout={total_timeout!r}")
-        raw, nb, sol_path, sol = load(notebook, solution, assignment, official=json_path is not None)
+        preloaded = None
+        if solution is not None or json_path is not None:
+            sol_path = find_solution(Path(notebook), assignment, solution, official=json_path is not None)
+            preloaded = (sol_path, read_solution(sol_path))
+            max_score = preloaded[1].max_score
+        raw, nb, sol_path, sol = load(notebook, solution, assignment, preloaded=preloaded)
         max_score = sol.max_score
         steps, answers_of, notes = plan(nb.cells, sol)
         with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path) as box:
