@@ -16,6 +16,7 @@ interpreter, the run is not isolated and a note says so.
 """
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import functools
 import os
@@ -155,6 +156,58 @@ def _remove_user_files(uid: int) -> None:
                 pass
 
 
+_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
+
+
+def _subreaper(on: bool | None = None) -> bool:
+    """Make orphaned descendants become this process's children (Linux); returns the former setting."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        was = ctypes.c_int(0)
+        libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
+        if on is not None:
+            libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
+        return bool(was.value)
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> set[int]:
+    me, out = str(os.getpid()), set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[1] == me:
+                out.add(int(name))
+    return out
+
+
+def end_orphans(before: set[int]) -> int:
+    """Kill (and reap) this process's children that are not in *before*: with the subreaper set,
+    the processes graded code left behind, detached ones included.  Returns how many."""
+    n = 0
+    for _ in range(20):
+        extra = _children() - before
+        if not extra:
+            break
+        for pid in extra:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                n += 1
+            except OSError:
+                pass
+        for pid in extra:
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+    return n
+
+
 class Sandbox:
     """Where and as whom the kernel runs; a context manager (see the module docstring)."""
 
@@ -174,9 +227,12 @@ class Sandbox:
         self._user: tuple[int, int, str] | None = None
 
     def __enter__(self) -> "Sandbox":
+        self._before = _children()
+        self._was_reaper = _subreaper(True)
         if not self.want:
             self.notes.append("not isolated: the grader is not running as root, so the graded code runs "
-                              "with your rights (it could read the solution or change results.json)")
+                              "with your rights (it could read or change the solution); the processes it "
+                              "started are ended before results.json is written")
             return self
         if not can_isolate():
             from ..errors import GradingError
@@ -211,6 +267,9 @@ class Sandbox:
         return self
 
     def __exit__(self, *exc) -> None:
+        end_orphans(self._before)
+        if not self._was_reaper:
+            _subreaper(False)
         if self._user is not None:
             uid, gid, _ = self._user
             left = kill_all(uid, gid)

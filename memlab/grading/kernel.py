@@ -108,6 +108,7 @@ class Kernel:
             if self.connection_dir is not None:
                 # A kernel running as another user must read its connection file: it goes in that
                 # user's private directory, owned by that user.
+                self.km.cache_ports = False       # keep the ports written in the file
                 self.km.connection_file = os.path.join(self.connection_dir, f"kernel-{self.restarts}.json")
                 self.km.write_connection_file()
                 uid, gid = self.popen_kwargs.get("user"), self.popen_kwargs.get("group")
