@@ -36,9 +36,9 @@ def answer_cells(nb) -> list:
     return [c for c in nb.cells if meta(c).get("kind") == "answer" and c.cell_type == "code"]
 
 
-def fill_stubs(nb, body: str) -> None:
+def fill_stubs(nb, body: str, first_only: bool = False) -> None:
     """Replace every ``raise NotImplementedError()`` of the answers by *body* (same indentation)."""
-    for c in answer_cells(nb):
+    for c in answer_cells(nb)[:1] if first_only else answer_cells(nb):
         lines = []
         for line in c.source.split("\n"):
             if line.strip() == "raise NotImplementedError()":
@@ -178,6 +178,9 @@ def _edit_tests_cells(nb) -> None:
     nb.cells.append(code_cell("pass", "student-extra"))
 
 
+_ids = iter(range(10**6))
+
+
 def _detach(results: Path) -> str:
     """An answer cell starting a detached process that rewrites *results* to full marks afterwards."""
     script = textwrap.dedent(f"""
@@ -271,7 +274,7 @@ class Case:
 
 
 def _add_last(src):
-    return lambda nb, ctx: nb.cells.append(code_cell(src, "student-hostile"))
+    return lambda nb, ctx: nb.cells.append(code_cell(src, f"student-hostile-{next(_ids)}"))
 
 
 CASES = [
@@ -316,9 +319,10 @@ CASES = [
          lambda nb, ctx: (fill_stubs(nb, "import sys\nsys.exit(1)"), _add_last("exit()")(nb, ctx)),
          everywhere=True),
     Case("os_exit", "os._exit() when called and at the top level",
-         lambda nb, ctx: (fill_stubs(nb, "import os\nos._exit(1)"), _add_last("import os\nos._exit(3)")(nb, ctx))),
+         lambda nb, ctx: (fill_stubs(nb, "import os\nos._exit(1)", first_only=True),
+                          _add_last("import os\nos._exit(3)")(nb, ctx))),
     Case("endless_loop", "an endless loop when called (per-cell limit 1 s)",
-         lambda nb, ctx: fill_stubs(nb, "while True:\n    pass"), timeout=1.0),
+         lambda nb, ctx: fill_stubs(nb, "while True:\n    pass", first_only=True), timeout=1.0),
     Case("memory_bomb", "a 7 TiB numpy array and a 16 TiB bytearray",
          lambda nb, ctx: prepend_to_first_answer(nb, MEMORY_BOMB), everywhere=True),
     Case("edited_tests_cells", "tests cells deleted, moved, re-pointed (1000 points) and blanked",

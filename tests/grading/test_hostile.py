@@ -115,8 +115,13 @@ def _combined(case, exercise, work, solution, results):
     return path
 
 
-@pytest.mark.parametrize("exercise", hostile.EXERCISES)
-@pytest.mark.parametrize("kind", ["combined", "patched_when_called", "always_equal"])
+# The combined notebook on every exercise; the attacks that fill in every answer on half of them each.
+SWEEP = [(e, "combined") for e in hostile.EXERCISES] + \
+    [(e, "patched_when_called") for e in hostile.EXERCISES[0::2]] + \
+    [(e, "always_equal") for e in hostile.EXERCISES[1::2]]
+
+
+@pytest.mark.parametrize("exercise, kind", SWEEP)
 def test_every_exercise_resists(exercise, kind, tmp_path):
     if kind == "combined":
         case = hostile.Case("combined", "all cheap attacks", None)
