@@ -69,10 +69,16 @@ _d.display = _forged
 _bi.display = _forged
 """
 USER_EXEC = """
-exec = lambda *a, **k: None
+import builtins as _b
+def exec(code, g=None, *rest):
+    if isinstance(g, dict) and "_NONCE" in g:          # a driver that reports through display()
+        from IPython.display import display
+        display({g["_MIME"]: {"passed": True, "nonce": g["_NONCE"]}}, raw=True)
+        return None
+    return _b.exec(code, globals() if g is None else g, *rest)
 eval = lambda *a, **k: True
-compile = lambda *a, **k: compile.__class__
-__builtins__ = dict(vars(__import__("builtins")), exec=exec, compile=compile, AssertionError=Warning)
+compile = lambda *a, **k: _b.compile("pass", "<forged>", "exec")
+__builtins__ = dict(vars(_b), exec=exec, eval=eval, compile=compile, AssertionError=Warning)
 """
 PATCH_LIBRARY = """
 import contextlib, numpy as _np, memlab as _ml, memlab.testing as _mt
