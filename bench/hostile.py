@@ -39,9 +39,21 @@ def extract(commit: str, dest: Path) -> Path:
     return dest
 
 
+def end_survivors() -> None:
+    """Kill the processes an attack left behind (found by the marker in their command line)."""
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                if hostile.MARKER.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                    os.kill(int(name), 9)
+            except OSError:
+                pass
+
+
 def grade_once(root: Path, case: hostile.Case, work: Path, new: bool) -> tuple[str, float]:
     """Build the case's notebook from *root*'s exercise and grade it with *root*'s grader."""
     exercise = "01_executor"
+    work = work / case.name / ("after" if new else "before")
     for d in ("sub", "out", "sol"):
         shutil.rmtree(work / d, ignore_errors=True)
         (work / d).mkdir(parents=True)
@@ -84,6 +96,7 @@ def grade_once(root: Path, case: hostile.Case, work: Path, new: bool) -> tuple[s
         score = "no results.json"
     if hostile.leaked(results.read_text() if results.exists() else "", solution):
         score += " +leak"
+    end_survivors()
     return score, seconds
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -269,14 +269,13 @@ class Case:
     name: str
     what: str
     build: Callable
-    everywhere: bool = False           # also part of the sweep over every exercise
+    everywhere: bool = False           # also in the sweep over every exercise (test_hostile.py)
     start: str = "exercise"            # or "solution" (honest answers)
     full_marks: bool = False           # the honest case: must keep full marks
     needs_isolation: bool = False
     timeout: float = 20.0
     total_timeout: float = 120.0
     error: bool = False                # grading must refuse (bad input), writing a score-0 results.json
-    extra: dict = field(default_factory=dict)
 
 
 def _add_last(src):
@@ -300,13 +299,13 @@ CASES = [
     Case("always_equal", "answers return an object whose __eq__ always answers True",
          lambda nb, ctx: (prepend_to_first_answer(nb, LIAR), fill_stubs(nb, "return _Liar()")),
          everywhere=True),
-    Case("reads_solution", "the answer opens the solution (path from the grader's cmdline) and execs it",
-         lambda nb, ctx: prepend_to_first_answer(nb, _read_solution(ctx["solution"])), needs_isolation=True),
+    Case("reads_solution", "a last cell opens the solution (path from the grader's cmdline), execs its answers",
+         lambda nb, ctx: _add_last(_read_solution(ctx["solution"]))(nb, ctx), needs_isolation=True),
     Case("other_assignment", "metadata.memlab.assignment set to another assignment",
          lambda nb, ctx: nb.metadata["memlab"].update(assignment="02_pool" if "01" in ctx["solution"].name
                                                       else "01_executor"), error=True),
     Case("solution_beside", "an all-passing evil.ipynb and solutions/ next to the submission",
-         lambda nb, ctx: ctx["plant"](), extra={"plant": True}),
+         lambda nb, ctx: ctx["plant"]()),
     Case("hidden_leak", "a last cell raises with In, linecache, sys.last_traceback and gc's strings",
          _add_last(LEAK), everywhere=True),
     Case("detached_rewrite", "a detached (start_new_session, double fork) process rewrites results.json",
@@ -322,8 +321,7 @@ CASES = [
     Case("delegation", "answers call the library's own version (see test_delegation.py)",
          lambda nb, ctx: _delegate(nb, ctx["exercise"])),
     Case("sys_exit", "sys.exit() when called, exit() at the top level",
-         lambda nb, ctx: (fill_stubs(nb, "import sys\nsys.exit(1)"), _add_last("exit()")(nb, ctx)),
-         everywhere=True),
+         lambda nb, ctx: (fill_stubs(nb, "import sys\nsys.exit(1)"), _add_last("exit()")(nb, ctx))),
     Case("os_exit", "os._exit() when called and at the top level",
          lambda nb, ctx: (fill_stubs(nb, "import os\nos._exit(1)", first_only=True),
                           _add_last("import os\nos._exit(3)")(nb, ctx))),

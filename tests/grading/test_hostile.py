@@ -104,8 +104,7 @@ def test_hostile_case_on_exercise_01(name, tmp_path):
 
 def _combined(case, exercise, work, solution, results):
     """Every cheap attack in one notebook (one grading per exercise keeps the sweep fast)."""
-    parts = [hostile.BY_NAME[n] for n in ("forged_display", "user_exec", "patched_library", "import_hook",
-                                          "hidden_leak", "error_flood", "memory_bomb", "edited_tests_cells")]
+    parts = [c for c in hostile.CASES if c.everywhere and c.name not in FILL_IN]
     path = hostile.build(parts[0], exercise, work, solution, results)
     import nbformat
     nb = nbformat.read(path, as_version=4)
@@ -116,9 +115,9 @@ def _combined(case, exercise, work, solution, results):
 
 
 # The combined notebook on every exercise; the attacks that fill in every answer on half of them each.
+FILL_IN = ("patched_when_called", "always_equal")
 SWEEP = [(e, "combined") for e in hostile.EXERCISES] + \
-    [(e, "patched_when_called") for e in hostile.EXERCISES[0::2]] + \
-    [(e, "always_equal") for e in hostile.EXERCISES[1::2]]
+    [(e, FILL_IN[0]) for e in hostile.EXERCISES[0::2]] + [(e, FILL_IN[1]) for e in hostile.EXERCISES[1::2]]
 
 
 @pytest.mark.parametrize("exercise, kind", SWEEP)
@@ -130,3 +129,28 @@ def test_every_exercise_resists(exercise, kind, tmp_path):
         data, result, _ = run(hostile.BY_NAME[kind], exercise, tmp_path)
     assert data["score"] == 0, f"{exercise}, {kind}: {data['score']}/{data['max_score']}\n{result.feedback()}"
     assert data["max_score"] > 0
+
+
+def test_a_patch_costs_the_question_whose_answer_made_it(tmp_path):
+    """Correct answers; q3's answer cell replaces numpy.isclose, q1's topo_sort replaces ml.topo_order
+    when called (during q1's and q2's tests): those questions score 0, naming what was patched; q4 keeps
+    its points, and the patches do not outlive the cell that made them."""
+    import nbformat
+    nb = nbformat.read(ROOT / "solutions" / "01_executor.ipynb", as_version=4)
+    for c in nb.cells:
+        qid = hostile.meta(c).get("id")
+        if qid == "q3_mul_gradient":
+            c.source = "import numpy as np\nnp.isclose = lambda *a, **k: True\n" + c.source
+        if qid == "q1_topo_sort":
+            c.source = c.source.replace("    order, done = [], set()",
+                                        "    ml.topo_order = lambda outs: []\n    order, done = [], set()")
+    nb.cells.append(hostile.code_cell("import numpy as np\nassert np.isclose(1, 2) == False", "student-check"))
+    path = tmp_path / "01_executor.ipynb"
+    nbformat.write(nb, path)
+    r = grade(path, solution=ROOT / "solutions" / "01_executor.ipynb", timeout=20)
+    scores = {q: r.questions[q].score for q in r.questions}
+    assert scores == {"q1_topo_sort": 0, "q2_run_naive": 0, "q3_mul_gradient": 0, "q4_sigmoid_gradient": 3}, \
+        r.feedback()
+    out = {t.question: t.output for t in r.tests}
+    assert "numpy.isclose" in out["q3_mul_gradient"] and "memlab.topo_order" in out["q1_topo_sort"]
+    assert all(c.status == "ok" for c in r.cells if c.index == len(nb.cells) - 1), "np.isclose was not put back"
