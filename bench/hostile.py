@@ -97,6 +97,16 @@ def grade_once(root: Path, case: hostile.Case, work: Path, new: bool) -> tuple[s
     if hostile.leaked(results.read_text() if results.exists() else "", solution):
         score += " +leak"
     end_survivors()
+    if case.name == "rewrites_solution":      # what counts is the next grading with that solution
+        blank = work / "blank" / f"{exercise}.ipynb"
+        blank.parent.mkdir()
+        shutil.copyfile(root / "exercises" / f"{exercise}.ipynb", blank)
+        cmd[cmd.index(str(nb))] = str(blank)
+        if not new and "--solution" not in cmd:
+            cmd += ["--solution", str(solution)]
+        subprocess.run(cmd, cwd=root, env=env, capture_output=True, timeout=900)
+        data = json.loads(results.read_text())
+        score = f"next blank: {data['score']}/{data['max_score']}"
     return score, seconds
 
 
@@ -116,7 +126,7 @@ def main() -> None:
             b, bt = grade_once(old, case, Path(tmp) / "work", new=False)
             a, at = grade_once(ROOT, case, Path(tmp) / "work", new=True)
             want = "13/13" if case.full_marks else "0/13"
-            verdict = "ok" if a.split(" ")[0] in (want, "0/0") and "leak" not in a else "NOT BLOCKED"
+            verdict = "ok" if a.split(" ")[-1] in (want, "0/0") and "leak" not in a else "NOT BLOCKED"
             rows.append((case.name, b, f"{bt:.1f}", a, f"{at:.1f}", verdict))
             print(" | ".join(rows[-1]), file=sys.stderr)
     head = ("case", "before", "s", "after", "s", "verdict")

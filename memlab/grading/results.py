@@ -125,7 +125,7 @@ class Result:
                 parts.append(f"--- {t.name} ({t.status})\n{t.output.rstrip()}")
         if self.notes:
             parts.append("--- notes\n" + "\n".join(self.notes))
-        return "\n\n".join(parts)
+        return clip("\n\n".join(parts), TOTAL_TEXT_LIMIT)
 
     def to_gradescope(self) -> dict:
         """Gradescope's results.json as a dict; its text is at most about ``TOTAL_TEXT_LIMIT`` characters."""

@@ -242,6 +242,11 @@ def _delegate(nb, exercise: str) -> None:
             c.source = DELEGATING[exercise][meta(c)["id"]]
 
 
+def _replace_answers(nb, src: str) -> None:
+    for c in answer_cells(nb):
+        c.source = src
+
+
 def _sleep_and_exit(nb) -> None:
     cells = answer_cells(nb)
     for i, c in enumerate(cells):
@@ -299,8 +304,8 @@ CASES = [
     Case("always_equal", "answers return an object whose __eq__ always answers True",
          lambda nb, ctx: (prepend_to_first_answer(nb, LIAR), fill_stubs(nb, "return _Liar()")),
          everywhere=True),
-    Case("reads_solution", "a last cell opens the solution (path from the grader's cmdline), execs its answers",
-         lambda nb, ctx: _add_last(_read_solution(ctx["solution"]))(nb, ctx), needs_isolation=True),
+    Case("reads_solution", "every answer opens the solution (path from the grader's cmdline), execs its answers",
+         lambda nb, ctx: _replace_answers(nb, _read_solution(ctx["solution"])), needs_isolation=True),
     Case("other_assignment", "metadata.memlab.assignment set to another assignment",
          lambda nb, ctx: nb.metadata["memlab"].update(assignment="02_pool" if "01" in ctx["solution"].name
                                                       else "01_executor"), error=True),
