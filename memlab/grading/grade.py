@@ -13,8 +13,7 @@ from pathlib import Path
 from ..errors import GradingError
 from .isolate import Sandbox
 from .kernel import Kernel
-from .notebook import (KEY, Solution, cell_meta, hidden_lines, notebook_assignment, parse_solution,
-                       reads_notebook)
+from .notebook import KEY, Solution, cell_meta, notebook_assignment, parse_solution, reads_notebook
 from .plan import plan
 from .results import Result, redact
 from .session import Session
@@ -158,7 +157,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         if not idx and sol.questions[q].answers:
             session.questions[q].notes.append(f"no answer cell of question {q!r} was found in the notebook")
     secrets = [line.strip() for t in sol.tests for i, line in enumerate(t.source.split("\n"), 1)
-               if i in hidden_lines(t.source) and len(line.strip()) >= 12 and "HIDDEN TESTS" not in line]
+               if i in t.hidden and len(line.strip()) >= 12 and "HIDDEN TESTS" not in line]
     for t in session.tests.values():
         t.output = redact(t.output, secrets)
     result = Result(

@@ -251,7 +251,7 @@ class Kernel:
         return res
 
     def _reply(self, msg_id: str) -> dict | None:
-        end = time.monotonic() + 5
+        end = time.monotonic() + 30      # sent before the idle status: only a loaded machine waits
         while time.monotonic() < end:
             try:
                 msg = self.kc.get_shell_msg(timeout=0.2)
