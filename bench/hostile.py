@@ -94,6 +94,8 @@ def grade_once(root: Path, case: hostile.Case, work: Path, new: bool) -> tuple[s
         score = f"{data['score']}/{data['max_score']}"
     except (OSError, ValueError):
         score = "no results.json"
+    if os.environ.get("MEMLAB_BENCH_KEEP"):
+        shutil.copyfile(results, Path(os.environ["MEMLAB_BENCH_KEEP"]) / f"{case.name}-{'after' if new else 'before'}.json")
     if hostile.leaked(results.read_text() if results.exists() else "", solution):
         score += " +leak"
     end_survivors()

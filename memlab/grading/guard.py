@@ -41,6 +41,11 @@ def test_name(test: TestCell) -> str:
     return f"<memlab test {test.id}>"
 
 
+def stage_code(test: TestCell) -> str:
+    """Hands the kernel one tests cell's source (silently), ahead of :func:`test_code`."""
+    return f"{FIND}.stage({test_name(test)!r}, {test.source!r}, {sorted(test.hidden)!r})\n"
+
+
 def test_code(test: TestCell) -> str:
-    """Runs one tests cell in a copy of the user namespace; raises in the kernel if it fails."""
-    return (f"{FIND}.run_test(\n{test_name(test)!r},\n{test.source!r},\n{sorted(test.hidden)!r})\n")
+    """Runs the staged tests cell in a copy of the user namespace; raises in the kernel if it fails."""
+    return f"{FIND}.run_test({test_name(test)!r})\n"

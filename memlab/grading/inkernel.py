@@ -58,6 +58,7 @@ class _MemlabGuard:
     instances = []      # (label, object, set of class function names, set of instance keys at start)
     meta_path = []
     seen_ids = set()
+    staged = {}         # tests cell name -> (source, hidden line numbers), until it runs
     shell = None
 
     @classmethod
@@ -165,18 +166,31 @@ class _MemlabGuard:
             cls.shell._last_traceback = None
 
     @classmethod
-    def run_test(cls, name, source, hidden):
-        """Run one tests cell; raise :class:`MemlabTestFailed` (feedback as message) if it fails."""
+    def stage(cls, name, source, hidden):
+        """Keep a tests cell's source until :meth:`run_test`, so that the code that runs the tests
+        (which student code can see while it runs) does not hold it; forget this cell's text."""
+        cls.staged[name] = (source, hidden)
+        cls.forget()
+
+    @classmethod
+    def run_test(cls, name):
+        """Run the staged tests cell *name*; raise :class:`MemlabTestFailed` (feedback as message) if it fails.
+
+        Only the compiled code and the visible lines (for feedback) are kept while the tests run.
+        """
         cls.check("an earlier cell")
-        main = _sys.modules.get("__main__")
-        ns = _dict(_vars(main)) if main is not None and cls.shell is None else _dict(cls.shell.user_ns)
+        source, hidden = cls.staged.pop(name)
+        code = _compile(source, name, "exec")
+        visible = [line if i not in hidden else "" for i, line in enumerate(source.split("\n"), 1)]
+        del source
+        ns = _dict(cls.shell.user_ns) if cls.shell is not None else _dict(_vars(_sys.modules["__main__"]))
         ns["__builtins__"] = _b
         ns["__name__"] = "__main__"
         message = None
         try:
-            _exec(_compile(source, name, "exec"), ns)
+            _exec(code, ns)
         except _BaseException as e:  # noqa: BLE001  (every failure is a verdict)
-            message = _feedback(e, name, source, hidden)
+            message = _feedback(e, name, visible, hidden)
         finally:
             ns.clear()
             cls.forget()
@@ -185,9 +199,8 @@ class _MemlabGuard:
             raise MemlabTestFailed(message) from None
 
 
-def _feedback(e, name, source, hidden):
+def _feedback(e, name, lines, hidden):
     """What a student may see of a failed test: the exception, and visible test lines only."""
-    lines = source.split("\n")
     frames = _tb.extract_tb(e.__traceback__)
     mine = [f for f in frames if f.filename == name]
     where_hidden = any(f.lineno in hidden for f in mine)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from .guard import FAILED, TAMPERED, check_code, forget_code, setup_code, test_code
+from .guard import FAILED, TAMPERED, check_code, forget_code, setup_code, stage_code, test_code
 from .kernel import Kernel
 from .notebook import ANSWER, Solution, TestCell, cell_meta
 from .plan import question_of
@@ -148,7 +148,8 @@ class Session:
 
     def _run_test(self, test: TestCell) -> None:
         res = self.tests[test.id]
-        r = self._exec(test_code(test), store_history=False, tracebacks=False)
+        staged = self._quiet(stage_code(test))
+        r = self._exec(test_code(test), store_history=False, tracebacks=False) if staged.ok else staged
         res.seconds = r.seconds
         if r.status == "dead":
             res.status, msg = "kernel died", "the kernel died while these tests ran (os._exit? a crash?)"

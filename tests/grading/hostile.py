@@ -152,9 +152,24 @@ for o in gc.get_objects():
         found += [s for s in o if isinstance(s, str) and "HIDDEN TESTS" in s]
     elif isinstance(o, dict):
         found += [s for s in o.values() if isinstance(s, str) and "HIDDEN TESTS" in s]
-found = [s for s in found if "HIDDEN" in s or "_MemlabGuard" in s or "run_test" in s]
+mark = "### BEGIN " + "HIDDEN TESTS"
+found = [s[s.index(mark):][:1200] for s in found if mark in s][:2]
 text = "\\n".join(found)
 raise RuntimeError("LEAK:" + base64.b64encode(text.encode()).decode() + ":END")
+"""
+FRAME_WALK = """
+import sys, base64
+found, f = [], sys._getframe(1)
+while f is not None:
+    found += [repr(v) for v in list(f.f_locals.values()) + list(f.f_code.co_consts)]
+    f = f.f_back
+try:
+    found += [repr(get_ipython().kernel.get_parent()), repr(get_ipython().last_execution_result.info)]
+except Exception:
+    pass
+mark = "### BEGIN " + "HIDDEN TESTS"
+found = [s[s.index(mark):][:1200] for s in found if mark in s][:2]
+raise RuntimeError("LEAK:" + base64.b64encode("\\n".join(found).encode()).decode() + ":END")
 """
 FLOOD = """
 print("x" * 3_000_000)
@@ -313,6 +328,8 @@ CASES = [
          lambda nb, ctx: ctx["plant"]()),
     Case("hidden_leak", "a last cell raises with In, linecache, sys.last_traceback and gc's strings",
          _add_last(LEAK), everywhere=True),
+    Case("frame_walk", "while the tests run, the answers read their callers' frames and the kernel's message",
+         lambda nb, ctx: fill_stubs(nb, FRAME_WALK)),
     Case("detached_rewrite", "a detached (start_new_session, double fork) process rewrites results.json",
          lambda nb, ctx: prepend_to_first_answer(nb, _detach(ctx["results"]))),
     Case("rewrites_solution", "the answer rewrites the solution's tests to pass",
@@ -369,7 +386,8 @@ def leaked(results_text: str, solution: Path) -> list[str]:
     texts = [results_text]
     for m in re.finditer(r"LEAK:([A-Za-z0-9+/=]+)", results_text):
         try:
-            texts.append(base64.b64decode(m.group(1) + "=" * (-len(m.group(1)) % 4)).decode("utf-8", "replace"))
+            data = m.group(1).rstrip("=")
+            texts.append(base64.b64decode(data[: len(data) // 4 * 4]).decode("utf-8", "replace"))
         except ValueError:
             pass
     out = []
