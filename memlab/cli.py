@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="time limit per cell (default: 30)")
     g.add_argument("--total-timeout", type=float, default=600.0, metavar="SECONDS",
                    help="time limit for the whole run; tests not run by then score 0 (default: 600)")
+    g.add_argument("--memory-limit", type=float, default=4096, metavar="MB",
+                   help="address space of the kernel, in MB (default: 4096; 0: no limit)")
     g.add_argument("--no-isolate", dest="isolate", action="store_false", default=None,
                    help="as root, do not run the kernel as the unprivileged grading user")
 
@@ -82,7 +84,8 @@ def main(argv=None) -> int:
         if args.command == "grade":
             result = grading.grade(args.notebook, solution=args.solution, assignment=args.assignment,
                                    timeout=args.timeout, total_timeout=args.total_timeout,
-                                   json_path=args.json, isolate=args.isolate)
+                                   json_path=args.json, isolate=args.isolate,
+                                   memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None)
             print(result.table() if args.quiet else result.feedback())
             if args.json:
                 print(f"wrote {args.json}")

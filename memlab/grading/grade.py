@@ -110,7 +110,8 @@ def load(notebook, solution=None, assignment: str | None = None, official: bool 
 
 def grade(notebook, solution=None, *, assignment: str | None = None, timeout: float = 30.0,
           total_timeout: float = 600.0, json_path=None, max_restarts: int = 5, max_output: int = 20_000,
-          startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None) -> Result:
+          startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None,
+          memory_limit: int | None = 4 << 30) -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
     *solution* is the solution notebook (or a directory of them, with *assignment*); it is required
@@ -118,12 +119,15 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     directory.  *timeout* bounds each cell, *total_timeout* the whole run (tests not run by then
     score 0).  *json_path* receives Gradescope's results.json, also when the input is bad (score 0,
     the error as output).  *isolate* (default: when root) runs the kernel as an unprivileged user in a
-    private directory (:mod:`.isolate`).  The notebook file is read once and never written.  Raises
+    private directory (:mod:`.isolate`).  *memory_limit* bounds the kernel's address space, in bytes
+    (None: no limit).  The notebook file is read once and never written.  Raises
     :class:`GradingError` for bad input (not for anything the student's code does).
     """
     t_start = time.monotonic()
     max_score, sol_path = 0.0, None
     try:
+        if memory_limit is not None and memory_limit < 256 << 20:
+            raise GradingError(f"memory_limit must be at least 256 MB (or None), not {memory_limit!r} bytes")
         if timeout <= 0 or total_timeout <= 0:
             raise GradingError(f"time limits must be positive, not timeout={timeout!r}, "
                                f"total_timeout={total_timeout!r}")
@@ -139,9 +143,12 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
             kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
                             popen_kwargs=box.popen_kwargs)
             kernel.connection_dir = box.connection_dir
+            rlimits = dict(box.rlimits)
+            if memory_limit is not None:
+                rlimits["RLIMIT_AS"] = int(memory_limit)
             session = Session(kernel, sol, nb.cells, timeout=timeout, total_timeout=total_timeout,
                               deadline=t_start + total_timeout, max_restarts=max_restarts,
-                              max_output=max_output)
+                              max_output=max_output, rlimits=rlimits)
             try:
                 session.start()
                 session.run(steps)

@@ -19,10 +19,13 @@ TAMPERED = "MemlabTampered"
 FAILED = "MemlabTestFailed"
 
 
-def setup_code() -> str:
-    """Defines the guard and records the originals; runs before any student cell."""
+def setup_code(rlimits: dict[str, int] | None = None) -> str:
+    """Defines the guard, lowers the kernel's *rlimits* (``{"RLIMIT_AS": bytes}``: its children
+    inherit them, and an unprivileged kernel cannot raise them again) and records the originals;
+    runs before any student cell."""
     return ("(lambda g: (exec(compile(g['__source__'], '<memlab guard>', 'exec'), g), "
-            "g['_MemlabGuard'].setup(get_ipython()), __import__('sys').__dict__.setdefault("
+            f"g['_MemlabGuard'].setup(get_ipython(), {dict(rlimits or {})!r}), "
+            "__import__('sys').__dict__.setdefault("
             "'_memlab_guard_keep', g)))({'__name__': '_memlab_guard', '__file__': '<memlab guard>', "
             f"'__source__': {SOURCE!r}}})\n")
 

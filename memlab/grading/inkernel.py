@@ -62,7 +62,13 @@ class _MemlabGuard:
     shell = None
 
     @classmethod
-    def setup(cls, shell):
+    def setup(cls, shell, rlimits=None):
+        import resource
+        for name, value in (rlimits or {}).items():
+            which = getattr(resource, name)
+            hard = resource.getrlimit(which)[1]
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (value, value))
         for name in _WATCHED:
             _importlib.import_module(name)
         cls.shell = shell

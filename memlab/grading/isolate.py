@@ -33,6 +33,7 @@ from pathlib import Path
 USER = "memlab-grader"
 LOCK = "/run/memlab-grader.lock"
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+MAX_PROCESSES = 512          # processes and threads of the grading user (RLIMIT_NPROC), when isolated
 
 
 def can_isolate() -> bool:
@@ -221,6 +222,7 @@ class Sandbox:
         self.cwd: str = str(notebook.resolve().parent)
         self.env: dict | None = env
         self.popen_kwargs: dict = {}
+        self.rlimits: dict[str, int] = {}       # the kernel lowers these itself (guard.setup_code)
         self.connection_dir: str | None = None
         self._dir: str | None = None
         self._lock = None
@@ -259,6 +261,7 @@ class Sandbox:
         self.cwd = self.connection_dir = self._dir
         self.env = _env(self._dir, self.base_env)
         self.popen_kwargs = {"user": uid, "group": gid, "extra_groups": []}
+        self.rlimits["RLIMIT_NPROC"] = MAX_PROCESSES     # per user: a fork bomb stops there
         self.isolated = True
         if self.solution is not None and readable_by_others(self.solution):
             self.notes.append(f"warning: the solution file {self.solution} is readable by other users, so "

@@ -23,10 +23,12 @@ class Session:
     """The state of one run; :meth:`run` executes the plan and fills ``tests``/``questions``/``notes``."""
 
     def __init__(self, kernel: Kernel, sol: Solution, cells, *, timeout: float, deadline: float,
-                 total_timeout: float, max_restarts: int, max_output: int):
+                 total_timeout: float, max_restarts: int, max_output: int,
+                 rlimits: dict[str, int] | None = None):
         self.kernel, self.sol, self.cells = kernel, sol, cells
         self.timeout, self.deadline, self.total_timeout = timeout, deadline, total_timeout
         self.max_restarts, self.max_output = max_restarts, max_output
+        self.rlimits = dict(rlimits or {})
         self.questions = {q.id: QuestionResult(q.id, q.title, q.points) for q in sol.questions.values()}
         self.tests = {t.id: TestResult(t.id, t.question, t.title, t.points) for t in sol.tests}
         self.runs: list[CellRun] = []
@@ -54,7 +56,7 @@ class Session:
         self._setup_guard()
 
     def _setup_guard(self) -> None:
-        r = self.kernel.execute(setup_code(), timeout=max(30.0, self.timeout), silent=True,
+        r = self.kernel.execute(setup_code(self.rlimits), timeout=max(30.0, self.timeout), silent=True,
                                 store_history=False, tracebacks=False)
         if not r.ok:
             from ..errors import GradingError

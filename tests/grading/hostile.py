@@ -175,6 +175,23 @@ FLOOD = """
 print("x" * 3_000_000)
 raise RuntimeError("E" * 10**7)
 """
+MEMORY_HOG = """
+_hog = []
+while True:
+    _hog.append(bytearray(64 << 20))
+"""
+FORK_STORM = """
+import os, time
+_kids = 0
+try:
+    for _ in range(1500):
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        _kids += 1
+finally:
+    print("forked", _kids)
+"""
 MEMORY_BOMB = """
 import numpy as _np
 try:
@@ -296,6 +313,8 @@ class Case:
     timeout: float = 20.0
     total_timeout: float = 120.0
     error: bool = False                # grading must refuse (bad input), writing a score-0 results.json
+    memory_limit: int = 4 << 30        # the kernel's address space
+    expect: str = ""                   # a text the feedback must hold (proof the attack ran into the limit)
 
 
 def _add_last(src):
@@ -351,6 +370,11 @@ CASES = [
          lambda nb, ctx: fill_stubs(nb, "while True:\n    pass", first_only=True), timeout=1.0),
     Case("memory_bomb", "a 7 TiB numpy array and a 16 TiB bytearray",
          lambda nb, ctx: prepend_to_first_answer(nb, MEMORY_BOMB), everywhere=True),
+    Case("memory_hog", "64 MB at a time until it fails (kernel limited to 1.5 GiB)",
+         lambda nb, ctx: prepend_to_first_answer(nb, MEMORY_HOG), memory_limit=3 << 29, expect="MemoryError"),
+    Case("fork_storm", "1500 sleeping children forked (per-user process limit)",
+         lambda nb, ctx: prepend_to_first_answer(nb, FORK_STORM), needs_isolation=True,
+         expect="Resource temporarily unavailable"),
     Case("edited_tests_cells", "tests cells deleted, moved, re-pointed (1000 points) and blanked",
          lambda nb, ctx: _edit_tests_cells(nb), everywhere=True),
 ]

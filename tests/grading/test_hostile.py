@@ -66,7 +66,7 @@ def run(case: hostile.Case, exercise: str, tmp_path: Path, builder=None):
     result = None
     try:
         result = grade(path, solution=solution, json_path=results, timeout=case.timeout,
-                       total_timeout=case.total_timeout)
+                       total_timeout=case.total_timeout, memory_limit=case.memory_limit)
     except GradingError:
         assert case.error, f"{case.name}: grading refused the notebook"
     seconds = time.monotonic() - t0
@@ -98,6 +98,10 @@ def test_hostile_case_on_exercise_01(name, tmp_path):
     else:
         assert data["score"] == 0, f"{name}: {data['score']}/{data['max_score']}\n{data['output']}"
         assert case.error or data["max_score"] == 13
+    assert case.expect in result.feedback() if result else True, result.feedback()
+    if case.name == "fork_storm":
+        from memlab.grading.isolate import _uid_processes
+        assert _uid_processes(grader_user()[0]) == [], "processes of the grading user survived"
     if case.name == "total_time":
         assert seconds < 12 and any("not run: the total time limit" in t["output"] for t in data["tests"])
 
