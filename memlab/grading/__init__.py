@@ -93,7 +93,9 @@ interpreter (e.g. a Python under ``/root``), the run is not isolated and a note 
 processes the graded code started are still ended (the grader is their child subreaper).
 
 **Limits.**  An error in a cell is recorded (and reported in that question's feedback); a cell over
-its time limit is interrupted (the kernel restarted if it ignores the interrupt); ``sys.exit()`` is
+its time limit is interrupted (the kernel restarted if it ignores the interrupt); the kernel's
+address space is limited (``--memory-limit``, default 4096 MB) and, when isolated, the grading user
+to 512 processes (the kernel lowers both itself before the first student cell); ``sys.exit()`` is
 an ordinary exception; if the kernel dies (``os._exit``, a crash) it is restarted and the student
 cells that had completed are run again (at most 5 restarts).  All text is clipped: exception names
 and messages too, 20,000 characters per cell, about 300 kB per results.json; hidden test lines are

@@ -5,7 +5,8 @@ When the grader runs as root (Gradescope's container, CI), :class:`Sandbox`:
 * runs the kernel as the unprivileged user ``memlab-grader`` (created with ``useradd`` if missing;
   ``nobody`` if it cannot be), with no supplementary groups, a minimal environment, and as working
   directory a private temporary directory holding only a copy of the notebook;
-* takes a lock, so two isolated runs never share that user at once;
+* takes a lock, so two isolated runs never share that user at once, and limits that user to
+  ``MAX_PROCESSES`` processes (the kernel lowers its own ``RLIMIT_NPROC``: a fork bomb stops there);
 * on exit ends **every** process of that user (detached ones included: a process running as the
   user sends ``kill(-1, SIGKILL)``, then ``/proc`` is checked), removes the directory and the
   user's files in ``/tmp``, ``/var/tmp`` and ``/dev/shm``.  Only then does the grader write results.json.
