@@ -1,4 +1,4 @@
-"""The ``memlab`` command (also ``python -m memlab``): ``memlab assign``, ``memlab grade``, ``memlab check``.
+"""The ``memlab`` command (also ``python -m memlab``): ``assign``, ``grade``, ``check``, ``autograder``.
 
 It imports only the grading machinery (standard library, nbformat, jupyter_client).
 """
@@ -30,11 +30,28 @@ def _parser() -> argparse.ArgumentParser:
                        description="Run the notebook in a fresh kernel, then the solution's tests (hidden "
                        "ones included); print a score table.  The notebook is not modified.")
     g.add_argument("notebook", help="the notebook to grade")
-    g.add_argument("--solution", help="solution notebook, or a directory holding <assignment>.ipynb "
-                   "(default: solutions/<assignment>.ipynb here or above the notebook)")
-    g.add_argument("--json", metavar="PATH", help="write Gradescope's results.json there")
+    g.add_argument("--solution", help="the solution notebook, or a directory of them with --assignment "
+                   "(required with --json; else solutions/<assignment>.ipynb in the current directory)")
+    g.add_argument("--assignment", help="with a solutions directory: grade with DIR/ASSIGNMENT.ipynb")
+    g.add_argument("--json", metavar="PATH", help="write Gradescope's results.json there (also when the "
+                   "input is bad: score 0, the error as output)")
     g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="time limit per cell (default: 30)")
+    g.add_argument("--total-timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="time limit for the whole run; tests not run by then score 0 (default: 600)")
+    g.add_argument("--memory-limit", type=float, default=4096, metavar="MB",
+                   help="address space of the kernel, in MB (default: 4096; 0: no limit)")
+    g.add_argument("--no-isolate", dest="isolate", action="store_false", default=None,
+                   help="as root, do not run the kernel as the unprivileged grading user")
+
+    b = sub.add_parser("autograder", help="write a Gradescope autograder bundle (.zip) for one assignment",
+                       description="Write setup.sh, run_autograder, requirements.txt, memlab's source and "
+                       "the solution into a zip Gradescope accepts as an autograder.")
+    b.add_argument("solution", help="the solution notebook, e.g. solutions/01_executor.ipynb")
+    b.add_argument("-o", "--output", required=True, help="the zip to write, e.g. build/01-autograder.zip")
+    b.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per cell (default: 30)")
+    b.add_argument("--total-timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="for the whole run (default: 600)")
     g.add_argument("-q", "--quiet", action="store_true", help="print only the score table")
 
     c = sub.add_parser("check", help="check exercises are up to date, solutions full marks, exercises zero")
@@ -65,11 +82,19 @@ def main(argv=None) -> int:
                 print(f"unchanged {path}")
             return 0
         if args.command == "grade":
-            result = grading.grade(args.notebook, solution=args.solution, timeout=args.timeout,
-                                   json_path=args.json)
+            result = grading.grade(args.notebook, solution=args.solution, assignment=args.assignment,
+                                   timeout=args.timeout, total_timeout=args.total_timeout,
+                                   json_path=args.json, isolate=args.isolate,
+                                   memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None)
             print(result.table() if args.quiet else result.feedback())
             if args.json:
                 print(f"wrote {args.json}")
+            return 0
+        if args.command == "autograder":
+            from .grading import bundle
+            path = bundle.write_bundle(args.solution, args.output, timeout=args.timeout,
+                                total_timeout=args.total_timeout)
+            print(f"wrote {path}")
             return 0
         if args.command == "check":
             problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout)
@@ -79,6 +104,8 @@ def main(argv=None) -> int:
             return 1 if problems else 0
     except GradingError as e:
         print(f"memlab {args.command}: error: {e}", file=sys.stderr)
+        if getattr(args, "json", None):
+            print(f"wrote {args.json} (score 0)", file=sys.stderr)
         return 1 if "refusing to overwrite" in str(e) else 2
     return 2
 

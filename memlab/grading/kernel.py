@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
@@ -46,7 +46,6 @@ class Execution:
     ename: str = ""
     evalue: str = ""
     truncated: int = 0          # characters of output dropped
-    data: list[dict] = field(default_factory=list)   # display_data bundles with a memlab mime type
     seconds: float = 0.0
 
     @property
@@ -76,13 +75,14 @@ class Kernel:
     """One IPython kernel of ``sys.executable``, restartable.  Use as a context manager."""
 
     def __init__(self, cwd: str | os.PathLike | None = None, startup_timeout: float = 60.0,
-                 env: dict | None = None, data_mime: str = "application/vnd.memlab+json"):
+                 env: dict | None = None, popen_kwargs: dict | None = None):
         self.cwd = str(cwd) if cwd is not None else None
         self.startup_timeout = startup_timeout
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault("MPLBACKEND", "Agg")
         self.env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
-        self.data_mime = data_mime
+        self.popen_kwargs = dict(popen_kwargs or {})    # e.g. user/group: see memlab.grading.isolate
+        self.connection_dir: str | None = None            # where the connection file goes, if set
         self.restarts = 0
         self.km: KernelManager | None = None
         self.kc = None
@@ -105,9 +105,18 @@ class Kernel:
     def start(self) -> None:
         self.km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=self._spec_manager())
         try:
+            if self.connection_dir is not None:
+                # A kernel running as another user must read its connection file: it goes in that
+                # user's private directory, owned by that user.
+                self.km.cache_ports = False       # keep the ports written in the file
+                self.km.connection_file = os.path.join(self.connection_dir, f"kernel-{self.restarts}.json")
+                self.km.write_connection_file()
+                uid, gid = self.popen_kwargs.get("user"), self.popen_kwargs.get("group")
+                if uid is not None:
+                    os.chown(self.km.connection_file, uid, gid if gid is not None else -1)
             # The kernel's own stdout/stderr (fd 1 and 2, e.g. C code printing) go nowhere.
             self.km.start_kernel(cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                                 stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, **self.popen_kwargs)
             self.kc = self.km.client()
             self.kc.allow_stdin = False
             self.kc.start_channels()
@@ -166,8 +175,13 @@ class Kernel:
 
     # -------------------------------------------------------------------------------- execution
     def execute(self, code: str, timeout: float, max_output: int = 20_000, grace: float | None = None,
-                silent: bool = False) -> Execution:
+                silent: bool = False, store_history: bool | None = None,
+                tracebacks: bool = True) -> Execution:
         """Run *code*; never raises for what the code does.
+
+        The status (``"ok"`` or ``"error"``), ``ename`` and ``evalue`` come from the kernel's
+        ``execute_reply``, not from the messages the code publishes.  *store_history* defaults to
+        ``not silent``; with ``tracebacks=False`` error tracebacks are left out of ``text``.
 
         Status ``"timeout"``: the time limit passed; the kernel was interrupted, or, if it did not
         stop within *grace* seconds (default: min(3, timeout)), it is left busy and
@@ -181,7 +195,9 @@ class Kernel:
         cap = _Capture(max_output)
         res = Execution("ok")
         self.needs_restart = False
-        msg_id = self.kc.execute(code, silent=False, store_history=not silent, allow_stdin=False,
+        if store_history is None:
+            store_history = not silent
+        msg_id = self.kc.execute(code, silent=silent, store_history=store_history, allow_stdin=False,
                                  stop_on_error=False)
         deadline, interrupted_at, last_alive_check = t0 + timeout, None, t0
         status = None
@@ -211,30 +227,31 @@ class Kernel:
             if kind == "stream":
                 cap.add(content.get("text", ""))
             elif kind == "error":
-                res.ename, res.evalue = content.get("ename", ""), content.get("evalue", "")
-                cap.add(strip_ansi("\n".join(content.get("traceback", []))) + "\n")
+                if tracebacks:
+                    cap.add(strip_ansi("\n".join(str(t) for t in content.get("traceback", []))) + "\n")
             elif kind in ("display_data", "execute_result"):
                 data = content.get("data", {})
-                if self.data_mime in data:
-                    if len(res.data) < 100:
-                        res.data.append(data[self.data_mime])
-                elif "text/plain" in data:
+                if "text/plain" in data:
                     cap.add(str(data["text/plain"]) + "\n")
             elif kind == "status" and content.get("execution_state") == "idle":
                 break
         if res.status == "ok":
-            status = self._reply_status(msg_id)
-            if status is None:
-                status = "error" if res.ename else "ok"
-            res.status = status
+            reply = self._reply(msg_id)
+            if reply is None:       # no reply: the kernel died, or the code never let it answer
+                res.status, self.needs_restart = "dead", True
+            else:
+                res.status = "ok" if reply.get("status") == "ok" else "error"
+                if res.status == "error":
+                    res.ename = str(reply.get("ename", ""))[:200]
+                    res.evalue = str(reply.get("evalue", ""))[:max_output]
             if interrupted_at is not None:
                 res.status = "timeout"
         res.text, res.truncated = cap.text(), cap.dropped
         res.seconds = time.monotonic() - t0
         return res
 
-    def _reply_status(self, msg_id: str) -> str | None:
-        end = time.monotonic() + 5
+    def _reply(self, msg_id: str) -> dict | None:
+        end = time.monotonic() + 30      # sent before the idle status: only a loaded machine waits
         while time.monotonic() < end:
             try:
                 msg = self.kc.get_shell_msg(timeout=0.2)
@@ -242,6 +259,6 @@ class Kernel:
                 if not self.alive():
                     return None
                 continue
-            if msg["parent_header"].get("msg_id") == msg_id:
-                return msg["content"].get("status")
+            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "execute_reply":
+                return msg["content"]
         return None

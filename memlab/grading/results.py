@@ -7,8 +7,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+#: The most characters of text kept from one cell, and in a whole results.json.
+CELL_TEXT_LIMIT = 20_000
+TOTAL_TEXT_LIMIT = 300_000
+
+
 def _num(x: float) -> float | int:
     return int(x) if float(x).is_integer() else round(float(x), 4)
+
+
+def clip(text: object, limit: int = CELL_TEXT_LIMIT) -> str:
+    """*text* as a string of at most about *limit* characters (a note says how much was cut)."""
+    text = text if isinstance(text, str) else str(text)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [truncated: {len(text) - limit} more characters]\n"
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """*text* with every line of *secrets* (hidden test lines) replaced by ``[hidden test line]``."""
+    for line in secrets:
+        if line in text:
+            text = text.replace(line, "[hidden test line]")
+    return text
 
 
 @dataclass
@@ -67,6 +88,15 @@ class Result:
     kernel_restarts: int
     execution_time: float
     notes: list[str] = field(default_factory=list)
+    error: str = ""             # bad input: why nothing was graded
+
+    @classmethod
+    def failed(cls, notebook, error: str, max_score: float = 0, assignment: str = "", solution=None,
+               execution_time: float = 0.0) -> "Result":
+        """The result of a notebook that could not be graded: score 0, *error* as its output."""
+        return cls(notebook=Path(str(notebook)), solution=solution, assignment=assignment, score=0,
+                   max_score=max_score, questions={}, tests=[], cells=[], kernel_restarts=0,
+                   execution_time=execution_time, error=clip(error, 5_000))
 
     @property
     def full_marks(self) -> bool:
@@ -87,26 +117,37 @@ class Result:
 
     def feedback(self) -> str:
         """The table, then each failed test's feedback and the grader's notes."""
+        if self.error:
+            return f"{self.notebook}: not graded: {self.error}"
         parts = [self.table()]
         for t in self.tests:
             if not t.passed and t.output.strip():
                 parts.append(f"--- {t.name} ({t.status})\n{t.output.rstrip()}")
         if self.notes:
             parts.append("--- notes\n" + "\n".join(self.notes))
-        return "\n\n".join(parts)
+        return clip("\n\n".join(parts), TOTAL_TEXT_LIMIT)
 
     def to_gradescope(self) -> dict:
-        """Gradescope's results.json as a dict."""
-        return {
-            "score": _num(self.score),
-            "max_score": _num(self.max_score),
-            "execution_time": round(self.execution_time, 2),
-            "output": self.table() + ("\n\n" + "\n".join(self.notes) if self.notes else ""),
-            "tests": [{"name": t.name, "score": _num(t.score), "max_score": _num(t.max_score),
-                       "output": t.output, "visibility": "visible",
-                       "status": "passed" if t.passed else "failed"} for t in self.tests],
-        }
+        """Gradescope's results.json as a dict; its text is at most about ``TOTAL_TEXT_LIMIT`` characters."""
+        if self.error:
+            output = f"memlab grade could not grade {self.notebook.name}: {self.error}"
+        else:
+            output = self.table() + ("\n\n" + "\n".join(self.notes) if self.notes else "")
+        tests = [{"name": t.name, "score": _num(t.score), "max_score": _num(t.max_score),
+                  "output": clip(t.output, CELL_TEXT_LIMIT), "visibility": "visible",
+                  "status": "passed" if t.passed else "failed"} for t in self.tests]
+        share = TOTAL_TEXT_LIMIT // (2 * max(1, len(tests)))
+        if sum(len(t["output"]) for t in tests) > TOTAL_TEXT_LIMIT // 2:
+            for t in tests:
+                t["output"] = clip(t["output"], share)
+        return {"score": _num(self.score), "max_score": _num(self.max_score),
+                "execution_time": round(self.execution_time, 2),
+                "output": clip(output, TOTAL_TEXT_LIMIT // 2), "tests": tests}
 
     def write_json(self, path: str | os.PathLike) -> None:
-        Path(path).write_text(json.dumps(self.to_gradescope(), indent=2, ensure_ascii=False) + "\n",
-                              encoding="utf-8")
+        """Write results.json (through a temporary file in the same directory, then renamed)."""
+        path = Path(path)
+        data = json.dumps(self.to_gradescope(), indent=2, ensure_ascii=False) + "\n"
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_text(data, encoding="utf-8")
+        os.replace(tmp, path)

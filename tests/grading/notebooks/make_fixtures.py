@@ -38,9 +38,9 @@ def solution():
                 ### END SOLUTION
         """),
         tests("q1_double_tests", "q1_double", 2, """
-            assert double(2) == 4, "double(2) should be 4"
+            assert float(double(2)) == 4, "double(2) should be 4"
             ### BEGIN HIDDEN TESTS
-            assert double(-3) == -6, "double(-3) should be -6"
+            assert float(double(-3)) == -6, "double(-3) should be -6"
             ### END HIDDEN TESTS
         """, title="Double"),
         md("## Question 2: the hypotenuse"),
@@ -51,8 +51,9 @@ def solution():
                 ### END SOLUTION
         """),
         tests("q2_hyp_tests", "q2_hyp", 3, """
+            import math
             def _close(x, y):
-                return abs(x - y) < 1e-9
+                return abs(float(x) - y) < 1e-9
             assert _close(hyp(3, 4), 5)
             ### BEGIN HIDDEN TESTS
             assert _close(hyp(1, 1), math.sqrt(2)), "hyp(1, 1)"
@@ -60,7 +61,7 @@ def solution():
         """, title="Hypotenuse"),
         tests("q2_hyp_hidden", "q2_hyp", 1, """
             ### BEGIN HIDDEN TESTS
-            assert _close(hyp(0, 7), 7)
+            assert abs(float(hyp(0, 7)) - 7) < 1e-9
             ### END HIDDEN TESTS
         """, title="Hypotenuse, hidden"),
     ])

@@ -1,0 +1,172 @@
+"""``memlab autograder``: a Gradescope autograder bundle (a zip) for one assignment.
+
+Gradescope unpacks the zip into ``/autograder/source``, runs ``setup.sh`` once (as root) to build
+the image, then, for every submission, ``/autograder/run_autograder``, which must write
+``/autograder/results/results.json``.  The bundle holds:
+
+* ``setup.sh``: installs Python, makes a virtual environment in ``/opt/memlab-venv`` (readable by
+  other users, so the kernel can run as the unprivileged grading user), installs
+  ``requirements.txt`` and memlab's source, then makes the solution readable by root only;
+* ``run_autograder``: ``python -m memlab.grading.bundle /autograder``, i.e. :func:`run`: grades the
+  submitted notebook with the protections of :func:`memlab.grading.grade` (isolation as root, the
+  solution chosen here, limits) and writes results.json, also when the submission is bad;
+* ``requirements.txt``, ``memlab-src/`` (the package and a minimal ``pyproject.toml``),
+  ``solution/<assignment>.ipynb`` and ``autograder.json`` (assignment and time limits).
+
+``MEMLAB_AUTOGRADER_ROOT`` (default ``/autograder``) and ``MEMLAB_PYTHON`` let a test run the bundle
+in a fake layout under a temporary directory.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+from ..errors import GradingError
+from .grade import grade, read_solution
+from .results import Result
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, to build the autograder image.
+set -euo pipefail
+SRC="$(cd "$(dirname "$0")" && pwd)"
+if ! python3 -m venv --help >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+fi
+python3 -m venv /opt/memlab-venv
+chmod -R a+rX /opt/memlab-venv
+/opt/memlab-venv/bin/pip install -q --upgrade pip
+/opt/memlab-venv/bin/pip install -q -r "$SRC/requirements.txt"
+/opt/memlab-venv/bin/pip install -q "$SRC/memlab-src"
+chmod -R a+rX /opt/memlab-venv
+# The solution is for root only: the graded code runs as another user and must not read it.
+chown -R root:root "$SRC/solution"
+chmod 700 "$SRC/solution"
+chmod 600 "$SRC/solution/"*.ipynb
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission, as root; it writes $ROOT/results/results.json.
+ROOT="${MEMLAB_AUTOGRADER_ROOT:-/autograder}"
+PY="${MEMLAB_PYTHON:-/opt/memlab-venv/bin/python}"
+exec "$PY" -m memlab.grading.bundle "$ROOT"
+"""
+
+PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "memlab"
+version = "{version}"
+requires-python = ">=3.10"
+dependencies = {deps}
+
+[tool.setuptools.packages.find]
+include = ["memlab*"]
+"""
+
+
+def _requirements() -> list[str]:
+    """memlab's own (non-extra) requirements, as installed; a minimal list if it is not installed."""
+    try:
+        from importlib.metadata import requires
+        reqs = [r for r in (requires("memlab") or []) if "extra ==" not in r]
+    except Exception:  # noqa: BLE001  (not installed as a distribution)
+        reqs = []
+    return reqs or ["numpy>=1.24", "scipy>=1.9", "ipykernel>=6.0", "nbformat>=5.7", "jupyter_client>=8"]
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("memlab")
+    except Exception:  # noqa: BLE001
+        return "0.0.0"
+
+
+def write_bundle(solution, output, *, timeout: float = 30.0, total_timeout: float = 600.0) -> Path:
+    """Write the Gradescope autograder zip for *solution* to *output*; returns its path.
+
+    The solution is validated first (:class:`GradingError` if it is not a memlab solution notebook).
+    """
+    sol_path = Path(solution)
+    sol = read_solution(sol_path)
+    if timeout <= 0 or total_timeout <= 0:
+        raise GradingError(f"time limits must be positive, not {timeout!r} and {total_timeout!r}")
+    out = Path(output)
+    if out.is_dir():
+        raise GradingError(f"{out} is a directory; name the zip to write, e.g. {out}/{sol.assignment}.zip")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    package = Path(__file__).resolve().parents[1]
+    reqs = _requirements()
+    settings = {"assignment": sol.assignment, "timeout": timeout, "total_timeout": total_timeout}
+
+    def add(zf: zipfile.ZipFile, name: str, data: bytes | str, mode: int = 0o644) -> None:
+        info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+        info.external_attr = (0o100000 | mode) << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        zf.writestr(info, data)
+
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        add(zf, "setup.sh", SETUP_SH, 0o755)
+        add(zf, "run_autograder", RUN_AUTOGRADER, 0o755)
+        add(zf, "requirements.txt", "\n".join(reqs) + "\n")
+        add(zf, "autograder.json", json.dumps(settings, indent=1) + "\n")
+        add(zf, f"solution/{sol.assignment}.ipynb", sol_path.read_bytes(), 0o600)
+        add(zf, "memlab-src/pyproject.toml", PYPROJECT.format(version=_version(), deps=json.dumps(reqs)))
+        for f in sorted(package.rglob("*.py")):
+            if "__pycache__" not in f.parts:
+                add(zf, f"memlab-src/memlab/{f.relative_to(package).as_posix()}", f.read_bytes())
+    os.replace(tmp, out)
+    return out
+
+
+def find_submission(folder: Path, assignment: str) -> Path:
+    """The notebook to grade in Gradescope's submission folder (one ``.ipynb``, or ``<assignment>.ipynb``)."""
+    found = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    if not found:
+        raise GradingError(f"no notebook (.ipynb) was submitted; submit {assignment}.ipynb")
+    if len(found) == 1:
+        return found[0]
+    named = [p for p in found if p.name == f"{assignment}.ipynb"]
+    if len(named) == 1:
+        return named[0]
+    raise GradingError(f"{len(found)} notebooks were submitted ({', '.join(p.name for p in found[:5])}); "
+                       f"submit one, named {assignment}.ipynb")
+
+
+def run(root="/autograder") -> Result | None:
+    """Grade the submission under *root* (Gradescope's layout); always writes results/results.json."""
+    t0 = time.monotonic()
+    root = Path(root)
+    settings = json.loads((root / "source" / "autograder.json").read_text())
+    assignment = settings["assignment"]
+    results = root / "results" / "results.json"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    solution = root / "source" / "solution" / f"{assignment}.ipynb"
+    try:
+        notebook = find_submission(root / "submission", assignment)
+    except GradingError as e:
+        max_score = read_solution(solution).max_score
+        Result.failed(root / "submission", str(e), max_score, assignment,
+                      execution_time=time.monotonic() - t0).write_json(results)
+        print(f"memlab autograder: {e}", file=sys.stderr)
+        return None
+    try:
+        result = grade(notebook, solution=solution, json_path=results, timeout=float(settings["timeout"]),
+                       total_timeout=float(settings["total_timeout"]))
+    except GradingError as e:       # grade() has written a score-0 results.json
+        print(f"memlab autograder: {e}", file=sys.stderr)
+        return None
+    print(result.table())
+    return result
+
+
+if __name__ == "__main__":
+    run(sys.argv[1] if len(sys.argv) > 1 else "/autograder")

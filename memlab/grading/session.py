@@ -1,0 +1,181 @@
+"""One grading run: the student's cells and the solution's tests in one kernel, under the guard.
+
+:class:`Session` walks the plan of :mod:`.plan`.  After every student cell it runs the guard's check
+(:mod:`.guard`): anything the cell replaced in the modules the tests use is put back, and the
+question whose answer cell did it scores 0 (a cell that answers no question costs every question
+whose tests had not run yet).  A tests cell passes when the ``execute_reply`` of its run has status
+``ok``.  Every execution is bounded by the per-cell limit and by what is left of the total limit.
+"""
+from __future__ import annotations
+
+import time
+
+from .guard import FAILED, TAMPERED, check_code, forget_code, setup_code, stage_code, test_code
+from .kernel import Kernel
+from .notebook import ANSWER, Solution, TestCell, cell_meta
+from .plan import question_of
+from .results import CellRun, QuestionResult, TestResult, clip
+
+TEST_OUTPUT_LIMIT = 5_000
+
+
+class Session:
+    """The state of one run; :meth:`run` executes the plan and fills ``tests``/``questions``/``notes``."""
+
+    def __init__(self, kernel: Kernel, sol: Solution, cells, *, timeout: float, deadline: float,
+                 total_timeout: float, max_restarts: int, max_output: int,
+                 rlimits: dict[str, int] | None = None):
+        self.kernel, self.sol, self.cells = kernel, sol, cells
+        self.timeout, self.deadline, self.total_timeout = timeout, deadline, total_timeout
+        self.max_restarts, self.max_output = max_restarts, max_output
+        self.rlimits = dict(rlimits or {})
+        self.questions = {q.id: QuestionResult(q.id, q.title, q.points) for q in sol.questions.values()}
+        self.tests = {t.id: TestResult(t.id, t.question, t.title, t.points) for t in sol.tests}
+        self.runs: list[CellRun] = []
+        self.notes: list[str] = []
+        self.tampered: dict[str, list[str]] = {}      # question -> what its answers replaced
+        self.done: list[str] = []                      # student code that completed (replayed on restart)
+        self.gave_up = ""
+
+    # ------------------------------------------------------------------------------------ helpers
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def limit(self) -> float:
+        return max(0.05, min(self.timeout, self.left()))
+
+    def _exec(self, code: str, **kw):
+        return self.kernel.execute(code, timeout=self.limit(), max_output=self.max_output, **kw)
+
+    def _quiet(self, code: str):
+        """Grader code (guard set-up, checks): silent, not in the history, no tracebacks kept."""
+        return self._exec(code, silent=True, store_history=False, tracebacks=False)
+
+    def start(self) -> None:
+        self.kernel.start()
+        self._setup_guard()
+
+    def _setup_guard(self) -> None:
+        r = self.kernel.execute(setup_code(self.rlimits), timeout=max(30.0, self.timeout), silent=True,
+                                store_history=False, tracebacks=False)
+        if not r.ok:
+            from ..errors import GradingError
+            raise GradingError(f"the grader's guard could not be set up in the kernel "
+                               f"({r.status}: {r.ename}: {clip(r.evalue, 500)})")
+
+    def recover(self, what: str) -> None:
+        """Restart a dead or stuck kernel and replay the student code that had completed."""
+        if self.kernel.restarts >= self.max_restarts:
+            self.gave_up = "not run: the kernel died too many times"
+            self.notes.append(f"the kernel had to be restarted {self.max_restarts} times; the rest was not run")
+            return
+        if self.left() <= 0:
+            return
+        self.notes.append(f"{what}; the kernel was restarted and the {len(self.done)} cells that had "
+                          "completed before were run again")
+        self.kernel.restart()
+        self._setup_guard()
+        for code in self.done:
+            if self.left() <= 0:
+                return
+            self._exec(code, tracebacks=False)
+            if self.kernel.needs_restart:          # replay went wrong: start clean and go on
+                self.kernel.restart()
+                self._setup_guard()
+                return
+            self._quiet(check_code("a replayed cell"))
+
+    def _blame(self, question: str | None, what: str) -> None:
+        targets = [question] if question else [t.question for t in self.tests.values() if t.status == "not run"]
+        for q in dict.fromkeys(targets):
+            self.tampered.setdefault(q, []).append(what)
+
+    # ------------------------------------------------------------------------------------- the run
+    def run(self, steps) -> None:
+        for kind, item in steps:
+            if self.gave_up:
+                break
+            if self.left() <= 0:
+                self.gave_up = f"not run: the total time limit of {self.total_timeout:g} s passed"
+                self.notes.append(f"the total time limit of {self.total_timeout:g} s passed; "
+                                  "the tests not run by then score 0")
+                break
+            if kind == "cell":
+                self._run_cell(item)
+            else:
+                self._run_test(item)
+        for t in self.tests.values():
+            if t.status == "not run":
+                t.output = self.gave_up or "not run"
+            if t.question in self.tampered and t.status != "not run":
+                t.score, t.status = 0.0, "tampered"
+                t.output = clip("0 points: your answers replaced what the tests rely on ("
+                                + "; ".join(self.tampered[t.question]) + "). It was put back; the "
+                                "tests of this question cannot be trusted, so they score 0.\n"
+                                + t.output, TEST_OUTPUT_LIMIT)
+            self.questions[t.question].tests.append(t)
+            self.questions[t.question].score += t.score
+
+    def _run_cell(self, item: int) -> None:
+        cell = self.cells[item]
+        m = cell_meta(cell) or {}
+        is_answer = m.get("kind") == ANSWER
+        q = question_of(m, self.sol) if is_answer else None
+        r = self._exec(cell.source)
+        err = ""
+        if r.status == "error":
+            err = f"raised {clip(r.ename, 100)}: {clip(r.evalue, 1000)}"
+        elif r.status == "timeout":
+            err = f"did not finish within the time limit of {self.limit():g} s"
+        elif r.status == "dead":
+            err = "killed the kernel (os._exit? a crash?)"
+        label = f"answer cell {str(m.get('id'))[:80]!r} (cell {item})" if is_answer else f"cell {item}"
+        self.runs.append(CellRun(item, ANSWER if is_answer else "code", m.get("id"), r.status, err, r.seconds))
+        if err:
+            if q in self.questions:
+                self.questions[q].notes.append(f"{label} {err}")
+            elif not self.kernel.needs_restart:      # else recover() notes it
+                self.notes.append(f"{label} {err}")
+        if r.status in ("ok", "error"):
+            self.done.append(cell.source)
+        if self.kernel.needs_restart:
+            self.recover(f"{label} {err}")
+            return
+        c = self._quiet(check_code(label))
+        if c.ename == TAMPERED:
+            self._blame(q, clip(c.evalue, 1000))
+            self.notes.append(clip(c.evalue, 1000) + "; it was put back")
+        elif self.kernel.needs_restart:
+            self.recover(f"{label}: the kernel stopped answering")
+
+    def _run_test(self, test: TestCell) -> None:
+        res = self.tests[test.id]
+        staged = self._quiet(stage_code(test))
+        r = self._exec(test_code(test), store_history=False, tracebacks=False) if staged.ok else staged
+        res.seconds = r.seconds
+        if r.status == "dead":
+            res.status, msg = "kernel died", "the kernel died while these tests ran (os._exit? a crash?)"
+        elif r.status == "timeout":
+            res.status = "timeout"
+            msg = f"the tests did not finish within the time limit of {self.limit():g} s (an endless loop?)"
+        elif r.status == "ok":
+            res.status, msg, res.score = "passed", "", test.points
+        elif r.ename == TAMPERED:
+            res.status, msg = "tampered", r.evalue
+            self._blame(test.question, clip(r.evalue, 1000))
+        elif r.ename == FAILED:
+            hidden = r.evalue.startswith("a hidden test failed")
+            res.status, msg = ("failed (hidden tests)" if hidden else "failed"), r.evalue
+        else:
+            res.status, msg = "failed", f"the tests did not complete ({clip(r.ename, 100)}: {clip(r.evalue, 1000)})"
+        parts = [msg] if msg else []
+        if not res.passed:
+            parts += self.questions[test.question].notes
+        if r.text.strip():
+            parts.append(("output:\n" if parts else "") + r.text.rstrip())
+        res.output = clip("\n".join(parts), TEST_OUTPUT_LIMIT)
+        if self.kernel.needs_restart:
+            self.recover(f"the tests cell {test.id!r} " + ("killed the kernel" if r.status == "dead"
+                                                           else "could not be interrupted"))
+        else:
+            self._quiet(forget_code())
