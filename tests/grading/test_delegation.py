@@ -30,6 +30,18 @@ DELEGATING = {
         "q2_schedule": "from memlab.checkpoint import optimal\n\n"
                        "def optimal_schedule(l, M):\n    return optimal(l, M).actions\n",
     },
+    "13_mapping": {
+        "q1_subtree_work": "def subtree_work(tree, w):\n    return mapping.subtree_work(tree, w)\n",
+        "q2_proportional_shares": "def proportional_shares(tree, w, P):\n"
+                                  "    W = mapping.subtree_work(tree, w)\n"
+                                  "    p = [0.0] * tree.n\n"
+                                  "    p[tree.root] = float(P)\n"
+                                  "    for v in tree.bfs:\n"
+                                  "        tot = sum(W[c] for c in tree.children[v])\n"
+                                  "        for c in tree.children[v]:\n"
+                                  "            p[c] = p[v] * W[c] / tot\n"
+                                  "    return p\n",
+    },
     "10_horizontal_sharing": {
         "q1_lifetimes": "def lifetimes(order, outputs):\n"
                         "    return ml.memory.lifetimes(order, outputs)\n",
