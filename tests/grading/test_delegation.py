@@ -20,6 +20,60 @@ DELEGATING = {
         "q4_sigmoid_gradient": "def sigmoid_gradient(node, grad):\n"
                                "    return ml.gradients(node, [node.inputs[0]], grad)\n",
     },
+    "02_pool": {
+        "q1_round_up": "from memlab.memory.pool import round_size\n\n"
+                       "def round_up(nbytes):\n    return round_size(nbytes)\n",
+        "q2_pool": "class BestFitPool:\n"
+                   "    def __init__(self):\n"
+                   "        self.pool = ml.MemoryPool(trace=False)\n"
+                   "        self.sizes, self.in_use, self.cached = {}, set(), set()\n"
+                   "    def allocate(self, n):\n"
+                   "        b = self.pool.allocate(n)\n"
+                   "        self.sizes[b.id] = b.size\n"
+                   "        return b.id\n"
+                   "    def free(self, i):\n"
+                   "        if i not in self.pool.blocks or not self.pool.blocks[i].in_use:\n"
+                   "            raise ValueError(f'block {i} is not in use')\n"
+                   "        self.pool.free(self.pool.blocks[i])\n"
+                   "    reserved = property(lambda self: self.pool.stats.bytes_reserved)\n"
+                   "    peak_reserved = property(lambda self: self.pool.stats.peak_reserved)\n"
+                   "    new_blocks = property(lambda self: self.pool.stats.new_blocks)\n"
+                   "    from_pool = property(lambda self: self.pool.stats.from_pool)\n",
+        "q3_run_with_pool": "class _Stats:\n"
+                            "    def __init__(self, pool):\n"
+                            "        s = pool.stats\n"
+                            "        self.peak_reserved, self.new_blocks = s.peak_reserved, s.new_blocks\n"
+                            "        self.from_pool = s.from_pool\n"
+                            "        self.in_use = {b.id for b in pool.blocks.values() if b.in_use}\n\n"
+                            "def run_with_pool(outputs, feed):\n"
+                            "    ex = ml.Executor(outputs, memory='pool')\n"
+                            "    return ex.run(feed), _Stats(ex.runner.pool)\n",
+    },
+    "03_planner": {
+        "q1_refcounts": "def reference_counts(order):\n"
+                        "    return ml.memory.reference_counts(order)\n",
+        "q2_plan_tags": "def plan_tags(outputs, order, inplace=True, share=True):\n"
+                        "    p = ml.plan_memory(outputs, order=order, inplace=inplace, share=share,\n"
+                        "                       trace=True)\n"
+                        "    return p.storage, p.storage_bytes, [(s.node, s.action) for s in p.steps]\n",
+        "q3_live_bytes": "def live_bytes(outputs, order):\n"
+                         "    p = ml.plan_memory(outputs, order=order, inplace=False)\n"
+                         "    return ml.live_bytes_lower_bound(p)\n",
+    },
+    "04_coloring": {
+        "q2_color_nodes": "def color_nodes(order, colors):\n"
+                          "    return ml.coloring.node_colors(order, colors)\n",
+        "q3_implicit": "def implicit_dependencies(plan):\n"
+                       "    return set(ml.coloring.implicit_dependencies(plan))\n",
+    },
+    "12_trees": {
+        "q1_postorder_peak": "def postorder_peak(tree, children):\n"
+                             "    return trees.postorder_peak(tree, children)\n",
+        "q2_liu_children": "from memlab.scheduling.postorder import best_child_order\n\n"
+                           "def liu_children(tree):\n    return best_child_order(tree)[0]\n",
+        "q3_postorder_sequence": "def postorder_sequence(tree, children):\n"
+                                 "    return trees.postorder_from_children(tree, children)\n",
+    },
     "06_sqrt_segments": {
         "q1_forward": "def forward_values(outputs):\n"
                       "    return [n for n in ck.forward_nodes_of(outputs) if n is not outputs[0]]\n",
