@@ -74,6 +74,27 @@ DELEGATING = {
         "q3_postorder_sequence": "def postorder_sequence(tree, children):\n"
                                  "    return trees.postorder_from_children(tree, children)\n",
     },
+    "05_training_plan": {
+        "q1_saved": "def saved_for_backward(outputs, loss):\n"
+                    "    fwd = ml.topo_order(loss)\n"
+                    "    order = fwd + [n for n in ml.topo_order(outputs) if n not in set(fwd)]\n"
+                    "    life = ml.memory.lifetimes(order, outputs)\n"
+                    "    return [n.name for n in fwd\n"
+                    "            if n in life and n not in outputs and life[n][1] >= len(fwd)]\n",
+        "q2_plan": "def plan_training(outputs, order, inplace=True, share=True):\n"
+                   "    p = ml.plan_memory(outputs, order=order, inplace=inplace, share=share)\n"
+                   "    return p.storage, p.storage_bytes\n",
+        "q3_explain": "def explain_bytes(plan, loss):\n"
+                      "    p = ml.plan_memory(plan.outputs, order=plan.order, trace=True)\n"
+                      "    fwd = set(ml.topo_order(loss))\n"
+                      "    shares, by_pass = {}, {'forward': 0, 'backward': 0}\n"
+                      "    for s in p.steps:\n"
+                      "        if s.action == 'new':\n"
+                      "            side = 'forward' if s.node in fwd else 'backward'\n"
+                      "            by_pass[side] += p.storage_bytes[s.tag]\n"
+                      "        shares.setdefault(s.tag, []).append(s.node.name)\n"
+                      "    return shares, by_pass\n",
+    },
     "06_sqrt_segments": {
         "q1_forward": "def forward_values(outputs):\n"
                       "    return [n for n in ck.forward_nodes_of(outputs) if n is not outputs[0]]\n",
