@@ -36,6 +36,7 @@ def check_code(what: str) -> str:
 
 
 def forget_code() -> str:
+    """Drops what could quote a tests cell after it ran (see ``_MemlabGuard.forget``)."""
     return f"{FIND}.forget()\n"
 
 

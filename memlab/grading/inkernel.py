@@ -63,6 +63,7 @@ class _MemlabGuard:
 
     @classmethod
     def setup(cls, shell, rlimits=None):
+        """Lower the kernel's *rlimits*, import the watched modules and record the originals."""
         import resource
         for name, value in (rlimits or {}).items():
             which = getattr(resource, name)

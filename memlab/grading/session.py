@@ -39,9 +39,11 @@ class Session:
 
     # ------------------------------------------------------------------------------------ helpers
     def left(self) -> float:
+        """Seconds left of the total time limit."""
         return self.deadline - time.monotonic()
 
     def limit(self) -> float:
+        """The time limit for the next execution: the per-cell limit, or what is left of the total."""
         return max(0.05, min(self.timeout, self.left()))
 
     def _exec(self, code: str, **kw):
@@ -52,6 +54,7 @@ class Session:
         return self._exec(code, silent=True, store_history=False, tracebacks=False)
 
     def start(self) -> None:
+        """Start the kernel and set up the guard in it (before any student cell)."""
         self.kernel.start()
         self._setup_guard()
 
@@ -92,6 +95,7 @@ class Session:
 
     # ------------------------------------------------------------------------------------- the run
     def run(self, steps) -> None:
+        """Run the plan's steps (see :func:`memlab.grading.plan.plan`), then total the scores."""
         for kind, item in steps:
             if self.gave_up:
                 break
