@@ -30,6 +30,16 @@ DELEGATING = {
         "q2_schedule": "from memlab.checkpoint import optimal\n\n"
                        "def optimal_schedule(l, M):\n    return optimal(l, M).actions\n",
     },
+    "11_min_peak": {
+        "q1_held": "def held(graph, done):\n"
+                   "    first = [t for t in graph.topological_order() if t in done]\n"
+                   "    rest = [t for t in graph.topological_order() if t not in done]\n"
+                   "    _, after = tg.memory_profile(graph, first + rest)\n"
+                   "    return after[len(first) - 1] if first else 0.0\n",
+        "q3_min_peak": "def min_peak(graph):\n"
+                       "    best = tg.min_peak_order(graph)\n"
+                       "    return best.peak, best.order\n",
+    },
     "10_horizontal_sharing": {
         "q1_lifetimes": "def lifetimes(order, outputs):\n"
                         "    return ml.memory.lifetimes(order, outputs)\n",
