@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import ipywidgets as widgets
 
+from ..errors import MemlabError
 from ..scheduling import mapping, taskgraph, treebase, treegen
 from ..scheduling.liu import optimal_traversal
 from ..scheduling.postorder import best_postorder, postorder_terms
@@ -110,7 +111,10 @@ def counterexample_explorer(b: int = 3, K: int = 1, M: float = 12.0, eps: float 
     out = widgets.HTML()
 
     def redraw(_=None):
-        out.value = counterexample_text(sb.value, sk.value, sm.value, se.value)
+        try:
+            out.value = counterexample_text(sb.value, sk.value, sm.value, se.value)
+        except MemlabError as err:   # e.g. eps >= M: the family needs M > eps > 0
+            out.value = f"<pre>{_html.escape(str(err))}</pre>"
     for s in (sb, sk, sm, se):
         s.observe(redraw, names="value")
     redraw()
