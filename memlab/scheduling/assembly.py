@@ -33,6 +33,7 @@ exactly MemReq(i) = sum f_children + m_i + f_i.
 from __future__ import annotations
 
 import heapq
+from typing import Callable
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from ..errors import TreeError
 from .treebase import Tree
 
 __all__ = ["grid_adjacency", "nested_dissection", "minimum_degree", "elimination_tree",
-           "column_counts", "assembly_tree", "grid_assembly_tree"]
+           "column_counts", "assembly_tree", "grid_assembly_tree", "ordered_assembly_tree"]
 
 
 def grid_adjacency(dims: tuple[int, ...]) -> list[list[int]]:
@@ -208,8 +209,17 @@ def grid_assembly_tree(dims: tuple[int, ...], ordering: str = "nd", amalgamate: 
     ``ordering`` "nd" (nested dissection) or "md" (minimum degree); see the
     module doc for the memory model (seed 002, "Motivation": multifrontal method)."""
     adj = grid_adjacency(tuple(dims))
+    return ordered_assembly_tree(adj, ordering, lambda: nested_dissection(tuple(dims)),
+                                 amalgamate, seed)
+
+
+def ordered_assembly_tree(adj: list[list[int]], ordering: str, nested: Callable[[], list[int]],
+                          amalgamate: bool = True, seed: int | None = None) -> Tree:
+    """Assembly tree of the matrix whose graph is ``adj``, eliminated in the order
+    ``ordering`` gives: "nd" (nested dissection, the permutation ``nested()``
+    returns) or "md" (:func:`minimum_degree`); grids and meshes both go through it."""
     if ordering == "nd":
-        perm = nested_dissection(tuple(dims))
+        perm = nested()
     elif ordering == "md":
         perm = minimum_degree(adj, seed)
     else:

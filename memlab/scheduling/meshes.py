@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import TreeError
-from .assembly import assembly_tree, column_counts, elimination_tree, minimum_degree
+from .assembly import minimum_degree, ordered_assembly_tree
 from .treebase import Tree
 
 __all__ = ["delaunay_adjacency", "geometric_adjacency", "graph_nested_dissection",
@@ -164,15 +164,8 @@ def mesh_assembly_tree(n: int, mesh: str = "delaunay", ordering: str = "nd",
         adj = geometric_adjacency(n, seed=seed)
     else:
         raise TreeError(f"unknown mesh {mesh!r}; expected one of {MESHES}")
-    if ordering == "nd":
-        perm = graph_nested_dissection(adj)
-    elif ordering == "md":
-        perm = minimum_degree(adj, seed)
-    else:
-        raise TreeError(f"unknown ordering {ordering!r}; expected one of {ORDERINGS}")
-    parent, iperm = elimination_tree(adj, perm)
-    counts = column_counts(adj, perm, parent, iperm)
-    return assembly_tree(parent, counts, amalgamate)
+    return ordered_assembly_tree(adj, ordering, lambda: graph_nested_dissection(adj),
+                                 amalgamate, seed)
 
 
 def irregular_family(count: int = 20, seed: int = 0, n_range: tuple[int, int] = (300, 1500),

@@ -20,8 +20,9 @@ __all__ += ["draw_tree", "draw_taskgraph", "traversal_bars", "traversal_frames",
 from . import training  # noqa: E402,F401  (p.28 mirrored plans, p.35-36 tables)
 from .scheduling import (taskgraph_stepper, tree_stepper, formula_frames,  # noqa: E402
                          counterexample_explorer, svg_gantt, mapping_frames, mapping_explorer,
-                         subtree_colors, schedule_figure, mapping_figure)
+                         subtree_colors, schedule_figure, mapping_figure, pareto_points,
+                         tradeoff_plot)
 
 __all__ += ["taskgraph_stepper", "tree_stepper", "formula_frames", "counterexample_explorer",
             "svg_gantt", "mapping_frames", "mapping_explorer", "subtree_colors", "schedule_figure",
-            "mapping_figure"]
+            "mapping_figure", "pareto_points", "tradeoff_plot"]

@@ -10,7 +10,9 @@ Plumbing only: every number shown comes from :mod:`memlab.scheduling`.
 * :func:`svg_gantt`, :func:`mapping_frames`, :func:`mapping_explorer` — the
   parallel mappings over time, and sliders for P, alpha and M_B (seed 002,
   "All-to-all / Proportional / Memory-aware mappings"). The Gantt charts are
-  plain SVG strings, so a slider redraws in milliseconds.
+  plain SVG strings, so a slider redraws in milliseconds;
+* :func:`pareto_points`, :func:`tradeoff_plot` — schedules as makespan/peak
+  points and their Pareto front (seed 002, "Complexity results").
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import ipywidgets as widgets
 
+from ..errors import MemlabError
 from ..scheduling import mapping, taskgraph, treebase, treegen
 from ..scheduling.liu import optimal_traversal
 from ..scheduling.postorder import best_postorder, postorder_terms
@@ -29,7 +32,10 @@ from .trees import draw_taskgraph, draw_tree, side_by_side, traversal_frames
 __all__ = ["taskgraph_stepper", "tree_stepper", "formula_frames", "counterexample_text",
            "counterexample_explorer", "svg_gantt", "mapping_frames", "mapping_html",
            "mapping_explorer", "subtree_colors", "schedule_figure",
-           "mapping_figure"]
+           "mapping_figure", "pareto_points", "tradeoff_plot", "MARKERS"]
+
+#: marker of each mapping in the makespan/peak plots
+MARKERS = {"all-to-all": "o", "proportional": "s", "memory-aware": "^"}
 
 
 def taskgraph_stepper(graph: Any, order: Sequence[Any], title: str, size: str = "2.2,2.6") -> Stepper:
@@ -105,7 +111,10 @@ def counterexample_explorer(b: int = 3, K: int = 1, M: float = 12.0, eps: float 
     out = widgets.HTML()
 
     def redraw(_=None):
-        out.value = counterexample_text(sb.value, sk.value, sm.value, se.value)
+        try:
+            out.value = counterexample_text(sb.value, sk.value, sm.value, se.value)
+        except MemlabError as err:   # e.g. eps >= M: the family needs M > eps > 0
+            out.value = f"<pre>{_html.escape(str(err))}</pre>"
     for s in (sb, sk, sm, se):
         s.observe(redraw, names="value")
     redraw()
@@ -243,3 +252,42 @@ def mapping_figure(s: Any, title: str, colors: Mapping[int, str] | None = None) 
     axes[1].set_xlim(0, s.makespan * 1.02)
     fig.tight_layout()
     return fig
+
+
+def pareto_points(points: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The points of :func:`memlab.scheduling.mapping.tradeoff_points` that no other
+    beats on both makespan and peak (:func:`~memlab.scheduling.mapping.pareto_front`),
+    fastest first: the two ends are the two ends of the time/memory trade-off."""
+    front = mapping.pareto_front([(p["makespan"], p["peak"]) for p in points])
+    return [points[k] for k in front]
+
+
+def tradeoff_plot(points: Sequence[Mapping[str, Any]], ax: Any = None, title: str = "",
+                  front: bool = True, legend: bool = True) -> list[Mapping[str, Any]]:
+    """Schedules as makespan/peak points (marker = mapping, colour = P), with their
+    Pareto front as a red staircase when ``front``; returns :func:`pareto_points`."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 3.2))
+    Ps = sorted({p["P"] for p in points})
+    for p in points:
+        ax.plot(p["makespan"], p["peak"], MARKERS[p["mapping"]], color=color(Ps.index(p["P"])),
+                ms=6, alpha=0.6)
+    best = pareto_points(points)
+    if front:
+        ax.step([p["makespan"] for p in best], [p["peak"] for p in best], "-", where="post",
+                color="#c0392b")
+        for p in best:
+            ax.annotate(f"{p['mapping']}, P={p['P']}", (p["makespan"], p["peak"]), xytext=(6, 4),
+                        textcoords="offset points", fontsize=7, color="#c0392b")
+    if legend:
+        handles = [plt.Line2D([], [], marker=m, ls="", color="#555", label=k)
+                   for k, m in MARKERS.items()]
+        handles += [plt.Line2D([], [], marker="o", ls="", color=color(i), label=f"P={P}")
+                    for i, P in enumerate(Ps)]
+        ax.legend(handles=handles, fontsize=7, loc="upper right", ncol=2)
+    ax.set_xlabel("makespan")
+    ax.set_ylabel("peak memory")
+    ax.set_title(title, fontsize=9)
+    return best

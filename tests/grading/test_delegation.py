@@ -117,6 +117,16 @@ DELEGATING = {
                                   "            p[c] = p[v] * W[c] / tot\n"
                                   "    return p\n",
     },
+    "11_min_peak": {
+        "q1_held": "def held(graph, done):\n"
+                   "    first = [t for t in graph.topological_order() if t in done]\n"
+                   "    rest = [t for t in graph.topological_order() if t not in done]\n"
+                   "    _, after = tg.memory_profile(graph, first + rest)\n"
+                   "    return after[len(first) - 1] if first else 0.0\n",
+        "q3_min_peak": "def min_peak(graph):\n"
+                       "    best = tg.min_peak_order(graph)\n"
+                       "    return best.peak, best.order\n",
+    },
     "10_horizontal_sharing": {
         "q1_lifetimes": "def lifetimes(order, outputs):\n"
                         "    return ml.memory.lifetimes(order, outputs)\n",

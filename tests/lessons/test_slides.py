@@ -85,3 +85,20 @@ def test_named_code_exists(row):
     code = row[4].strip("`")
     assert code.startswith("memlab/"), f"the row for {row[1]!r} names no code (column 5)"
     assert (ROOT / code).exists(), f"SLIDES.md names {code} for {row[1]!r}, which does not exist"
+
+
+def _key(title: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", title.lower())
+
+
+def test_every_slide_title_of_seed_002_has_a_row():
+    """Each slide title of seed 002 (its ``#`` headings, and the upper-case ``##`` ones) names a row."""
+    seeds = sorted((ROOT.parent / "shared" / "seeds").glob("002_*.txt"))
+    if not seeds:
+        pytest.skip("the seed text (../shared/seeds/) is not in this checkout")
+    part = TABLE.read_text().split("## Seed 002", 1)[1].split("\n## ", 1)[0]
+    slides = [_key(line.split("|")[1]) for line in part.splitlines() if line.startswith("| ")]
+    titles = {m.group(2).strip() for m in re.finditer(r"^(#|##) (.+)$", seeds[0].read_text(), re.M)
+              if m.group(1) == "#" or m.group(2).strip().isupper()}
+    missing = sorted(t for t in titles if not any(_key(t) in s for s in slides))
+    assert not missing, f"slides of seed 002 with no SLIDES.md row: {missing}"

@@ -67,3 +67,11 @@ def test_mesh_trees_build_and_reject_bad_input():
         mesh_assembly_tree(100, "square")
     with pytest.raises(TreeError, match="at least 3 points"):
         mesh_assembly_tree(2)
+
+
+def test_grids_and_meshes_refuse_an_unknown_ordering():
+    from memlab.scheduling.assembly import grid_assembly_tree
+    with pytest.raises(TreeError, match="unknown ordering 'amd'"):
+        grid_assembly_tree((4, 4), ordering="amd")
+    with pytest.raises(TreeError, match="unknown ordering 'amd'"):
+        mesh_assembly_tree(30, ordering="amd", seed=0)
