@@ -30,26 +30,25 @@ def topo_order(outputs: Node | Iterable[Node]) -> list[Node]:
     limit. Raises :class:`CycleError` naming a node on the cycle.
     """
     order: list[Node] = []
-    state: dict[int, int] = {}  # 1 = on the stack, 2 = done
+    state: dict[Node, int] = {}  # 1 = on the stack, 2 = done
     for root in as_list(outputs):
-        if state.get(root.id) == 2:
+        if root in state:
             continue
-        stack: list[tuple[Node, int]] = [(root, 0)]
-        state[root.id] = 1
+        state[root] = 1
+        stack = [(root, iter(root.inputs))]
         while stack:
-            node, i = stack[-1]
-            if i < len(node.inputs):
-                stack[-1] = (node, i + 1)
-                child = node.inputs[i]
-                s = state.get(child.id)
+            node, inputs = stack[-1]
+            for child in inputs:             # resumes where this node's last visit stopped
+                s = state.get(child)
+                if s is None:
+                    state[child] = 1
+                    stack.append((child, iter(child.inputs)))
+                    break
                 if s == 1:
                     raise CycleError(f"the graph has a cycle through node {child.name!r}")
-                if s is None:
-                    state[child.id] = 1
-                    stack.append((child, 0))
             else:
                 stack.pop()
-                state[node.id] = 2
+                state[node] = 2
                 order.append(node)
     return order
 

@@ -193,10 +193,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
                       alignment=alignment, traced=bool(trace))
     tag, tag_bytes, tag_color = plan.storage, plan.storage_bytes, {}
     box = Box(match)
-    for n in order:
-        if not n.op.computes:                          # placeholders, constants: given
-            continue
-        nbytes, c = sizes[n], color.get(n, 0) if color else 0
+    for n, nbytes in sizes.items():                    # computed values, in order (placeholders
+        c = color.get(n, 0) if color else 0            # and constants are given, not planned)
         # 1. in-place: take the tag of an input this op may overwrite and is the last to read
         # (untraced, ops with no input that could qualify skip asking the op: same plan, faster)
         source, note = None, ""
@@ -214,7 +212,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         # 2. normal sharing: a free tag from the box
         elif share and (t := box.take(nbytes, c)) is not None:
             action, note = "reuse", note or f"reused tag {t} from the box"
-            tag_bytes[t] = max(tag_bytes[t], nbytes)
+            if tag_bytes[t] < nbytes:
+                tag_bytes[t] = nbytes
         # 3. else a new tag
         else:
             t, action = len(tag_bytes), "new"
@@ -222,14 +221,17 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         tag[n] = t
         # 4. the op has read its inputs: count down, release the tags of those now dead
         released = []
-        inputs = n.inputs if len(n.inputs) < 2 else dict.fromkeys(n.inputs)  # x * x: one read
-        for x in inputs:
-            ref[x] -= 1
-            if ref[x] == 0:
-                del ref[x]
-                if x in tag and tag[x] != t and x not in is_output:
-                    box.put(tag[x], tag_bytes[tag[x]], tag_color[tag[x]])
-                    released.append(tag[x])
+        inputs = n.inputs
+        for x in (inputs if len(inputs) < 2 else dict.fromkeys(inputs)):  # x * x: one read
+            left = ref[x] - 1
+            if left:
+                ref[x] = left
+                continue
+            del ref[x]
+            tx = tag.get(x)
+            if tx is not None and tx != t and x not in is_output:
+                box.put(tx, tag_bytes[tx], tag_color[tx])
+                released.append(tx)
         if trace:
             plan.steps.append(PlanStep(len(plan.steps), n, action, t, source, tuple(released),
                                        dict(ref), box.contents(), note))
