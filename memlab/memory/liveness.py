@@ -47,7 +47,7 @@ def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
     get = ref.get
     for n in order:
         inputs = n.inputs
-        for x in (inputs if len(inputs) < 2 else set(inputs)):  # x * x reads x once
+        for x in (inputs if len(inputs) < 2 else dict.fromkeys(inputs)):  # x * x: one read
             ref[x] = get(x, 0) + 1
     return ref
 

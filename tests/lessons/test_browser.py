@@ -186,8 +186,11 @@ def test_lesson_runs_in_jupyterlab(lab, browser, lesson):
             assert sliders.count() >= 1, f"{lesson.name}: steppers were built but no slider rendered: {widget_html}"
         for i in range(sliders.count()):
             handle = sliders.nth(i)
-            box = handle.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
-            output = box.locator(".widget-output").first
+            # the slider's widget: the nearest box holding an Output (steppers, interact) or the
+            # HTML a slider explorer redraws; the last of them is what the slider changes
+            box = handle.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][.//div["
+                                 "contains(@class,'widget-output') or contains(@class,'widget-html')]][1]")
+            output = box.locator(".widget-output, .widget-html").last
             before = output.inner_html()
             handle.scroll_into_view_if_needed()
             handle.focus()
