@@ -14,6 +14,7 @@ Run: ``.venv/bin/python bench/planning.py`` (under about three minutes);
 """
 from __future__ import annotations
 
+import gc
 import random
 import sys
 import time
@@ -29,12 +30,18 @@ sys.setrecursionlimit(10000)
 
 
 def best_of(fn, repeat: int = 3) -> float:
-    """Best wall time of ``repeat`` calls, in seconds."""
+    """Best wall time of ``repeat`` calls, in seconds (garbage collection paused while timing,
+    so a collection of the previous graph does not land in one side of a comparison)."""
     times = []
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
+        gc.collect()
+        gc.disable()
+        try:
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        finally:
+            gc.enable()
     return min(times)
 
 
