@@ -18,7 +18,6 @@ gradients clipped to norm 5, a forget-gate bias of 1 (added as a constant: the l
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -121,6 +120,14 @@ def _lstm_step(x: Node, h: Node, c: Node, p: dict[str, Node], hidden: int) -> tu
     return mul(o, tanh(c2)), c2
 
 
+def _rnn_step(x: Node, h: Node, c: None, p: dict[str, Node], hidden: int) -> tuple[Node, None]:
+    """One vanilla RNN cell (Elman): ``tanh(x @ Wx + h @ Wh + b)``; no cell state."""
+    return tanh(add(add(matmul(x, p["Wx"]), matmul(h, p["Wh"])), p["b"])), c
+
+
+CELLS = {"lstm": (_lstm_step, 4), "rnn": (_rnn_step, 1)}  #: cell -> (step, gates per unit)
+
+
 def _check(src_len: int, tgt_len: int, hidden: int, batch: int, vocab: int, task: str) -> None:
     for name, value, least in [("src_len", src_len, 1), ("tgt_len", tgt_len, 1),
                                ("hidden", hidden, 1), ("batch", batch, 1),
@@ -133,25 +140,35 @@ def _check(src_len: int, tgt_len: int, hidden: int, batch: int, vocab: int, task
         raise MemlabError(f"seq2seq: task must be 'reverse' or 'copy', got {task!r}")
 
 
+def _check_cell(cell: str) -> None:
+    if cell not in CELLS:
+        raise MemlabError(f"seq2seq: cell must be one of {', '.join(map(repr, CELLS))}, "
+                          f"got {cell!r}")
+
+
 def seq2seq(src_len: int, tgt_len: int, hidden: int = 32, batch: int = 16, vocab: int = 8, *,
             embed: int | None = None, share_params: bool = True, connect: bool = True,
-            task: str = "reverse") -> Seq2Seq:
+            task: str = "reverse", cell: str = "lstm") -> Seq2Seq:
     """Build one training step of an LSTM encoder-decoder (seed 001's model) with memlab ops.
 
     ``src_len`` and ``tgt_len`` unroll the encoder and the decoder; ``hidden`` is the LSTM size
     (``embed`` the word vectors', default ``hidden``), ``batch`` the sentences per step, and
     ``vocab`` the words (ids 0 and 1 are padding and BOS). The loss is the mean over target
-    steps of the generator's softmax cross-entropy. See the module docstring for the switches.
+    steps of the generator's softmax cross-entropy. ``cell="rnn"`` uses vanilla RNN cells
+    instead (fewer values for the backward pass to keep). See the module docstring for the
+    switches.
     """
     _check(src_len, tgt_len, hidden, batch, vocab, task)
+    _check_cell(cell)
+    step, gates = CELLS[cell]
     embed = hidden if embed is None else embed
     _check(1, 1, embed, 1, vocab, task)
-    shapes = {"encoder": {"emb": (vocab, embed), "Wx": (embed, 4 * hidden),
-                          "Wh": (hidden, 4 * hidden), "b": (4 * hidden,)},
-              "bridge": {"Wh": (hidden, hidden), "bh": (hidden,), "Wc": (hidden, hidden),
-                         "bc": (hidden,)},
-              "decoder": {"emb": (vocab, embed), "Wx": (embed, 4 * hidden),
-                          "Wh": (hidden, 4 * hidden), "b": (4 * hidden,)},
+    recurrent = {"emb": (vocab, embed), "Wx": (embed, gates * hidden),
+                 "Wh": (hidden, gates * hidden), "b": (gates * hidden,)}
+    bridge = {"Wh": (hidden, hidden), "bh": (hidden,)}
+    if cell == "lstm":
+        bridge.update(Wc=(hidden, hidden), bc=(hidden,))
+    shapes = {"encoder": recurrent, "bridge": bridge, "decoder": recurrent,
               "generator": {"W": (hidden, vocab), "b": (vocab,)}}
     groups: dict[str, list[Node]] = {}
 
@@ -166,26 +183,31 @@ def seq2seq(src_len: int, tgt_len: int, hidden: int = 32, batch: int = 16, vocab
             groups.setdefault(f"{module}.{k}", []).append(n)
         return made
 
-    keep: Callable[[Node], Node] = (lambda x: x) if connect else copy   # a module's own input
+    def keep(x: Node | None) -> Node | None:
+        """A module's own copy of an input from another module (unless connected)."""
+        return x if connect or x is None else copy(x)
+
     with scope("encoder"):
-        h = c = full((batch, hidden), 0.0, name="enc.h0")
+        h = full((batch, hidden), 0.0, name="enc.h0")
+        c = h if cell == "lstm" else None
     src = []
     for t in range(src_len):
         p = params("encoder", t)
         with scope("encoder", t):
             src.append(placeholder(f"src[{t}]", (batch,), np.int32))
             x = embedding(p["emb"], src[-1])
-            h, c = _lstm_step(x, keep(h), keep(c), p, hidden)
+            h, c = step(x, keep(h), keep(c), p, hidden)
     p = params("bridge", None)
     with scope("bridge"):
         h = tanh(add(matmul(keep(h), p["Wh"]), p["bh"]), name="bridge.h")
-        c = tanh(add(matmul(keep(c), p["Wc"]), p["bc"]), name="bridge.c")
+        if c is not None:
+            c = tanh(add(matmul(keep(c), p["Wc"]), p["bc"]), name="bridge.c")
     tgt_in, tgt_out, total = [], [], None
     for t in range(tgt_len):
         p = params("decoder", t)
         with scope("decoder", t):
             tgt_in.append(placeholder(f"tgt_in[{t}]", (batch,), np.int32))
-            h, c = _lstm_step(embedding(p["emb"], tgt_in[-1]), keep(h), keep(c), p, hidden)
+            h, c = step(embedding(p["emb"], tgt_in[-1]), keep(h), keep(c), p, hidden)
         g = params("generator", t)
         with scope("generator", t):
             tgt_out.append(placeholder(f"tgt_out[{t}]", (batch,), np.int32))

@@ -189,3 +189,24 @@ def test_the_ladder_never_goes_up_and_no_plan_beats_the_lower_bound():
     assert all(a >= b for a, b in zip(ladder, ladder[1:])) and ladder[0] > 3 * ladder[-1]
     assert all(r["total"] >= r["lower_bound"] for r in rows)
     assert rows[-1]["total"] <= rows[-2]["total"]
+
+
+def test_a_vanilla_rnn_cell_keeps_less_for_the_backward_pass():
+    sizes = dict(SMALL, src_len=3, tgt_len=6)
+    plans = {}
+    for cell in ("lstm", "rnn"):
+        m = seq2seq(**sizes, cell=cell)
+        outs = [m.loss, *m.grads()]
+        plan = plan_sharing(outs, m.order(outs), local=True, vertical=True, horizontal=True)
+        check_plan_runs(plan, m.feed(3), rtol=1e-5)
+        plans[cell] = plan.total_bytes
+    assert plans["rnn"] < plans["lstm"]
+    rnn = seq2seq(2, 2, cell="rnn", **SMALL)
+    assert "bridge.Wc" not in rnn.groups and rnn.groups["encoder.Wx"][0].shape == (8, 8)
+    with pytest.raises(ml.MemlabError, match="cell"):
+        seq2seq(2, 2, cell="gru")
+
+
+def test_the_rnn_learns_too():
+    losses = train(seq2seq(3, 3, hidden=32, batch=16, vocab=6, cell="rnn"), steps=300, lr=0.5)
+    assert np.mean(losses[-20:]) < 0.6 * np.mean(losses[:20])
