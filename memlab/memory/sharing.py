@@ -28,9 +28,6 @@ from ..graph import CONSTANT, Node, topo_order
 from .plan import ALIGN
 from .planner import MemoryPlan, plan_memory
 
-RULES = ("local", "vertical", "horizontal")   #: the planning techniques, in the seed's order
-
-
 def adds_constant(node: Node) -> bool:
     """The local trick's ops: ``x + c`` or ``x - c`` with a constant ``c`` (the gradient of the
     input is the output's gradient, so the input need not be kept)."""
@@ -75,8 +72,11 @@ def plan_sharing(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     if base is not None:
         def group(n: Node) -> Hashable:
             while in_place(n):           # file an in-place op with the storage it writes over
-                n = n.inputs[0] if accumulates(n) else \
-                    next(x for x in n.inputs if x.op is not CONSTANT)
+                over = n.inputs[0] if accumulates(n) else \
+                    next((x for x in n.inputs if x.op is not CONSTANT), None)
+                if over is None:         # constant + constant: nothing to write over
+                    break
+                n = over
             return base(n)
     return plan_memory(outputs, inplace=True if vertical else in_place,
                        share=vertical or horizontal, order=order, group=group, trace=trace,

@@ -210,3 +210,10 @@ def test_a_vanilla_rnn_cell_keeps_less_for_the_backward_pass():
 def test_the_rnn_learns_too():
     losses = train(seq2seq(3, 3, hidden=32, batch=16, vocab=6, cell="rnn"), steps=300, lr=0.5)
     assert np.mean(losses[-20:]) < 0.6 * np.mean(losses[:20])
+
+
+def test_constant_plus_constant_is_planned_like_any_value():
+    with ml.scope("net", 0):
+        y = ml.exp(ml.add(ml.constant(np.ones(4, np.float32)), 2.0))
+    for rules in ({"local": True, "vertical": True}, {"local": True, "horizontal": True}):
+        check_plan_runs(plan_sharing(y, **rules), {})
