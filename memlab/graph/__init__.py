@@ -7,13 +7,13 @@ has a numpy compute, shape inference, an in-place permission and a gradient that
 (:mod:`.autodiff`, p.6, p.26-27). This layer imports only :mod:`memlab.errors`.
 """
 from .node import Node, Op, placeholder, constant, as_node, PLACEHOLDER, CONSTANT, DEFAULT_DTYPE
-from .traverse import as_list, topo_order, priority_order, consumers, check_order
+from .traverse import as_list, topo_order, last_readers, priority_order, consumers, check_order
 from .scope import Scope, scope
 from .ops import *  # noqa: F401,F403  (add, mul, exp, matmul, pool, ...)
 from .ops import __all__ as _ops_all
 from .autodiff import adjoint_of, gradients
 
 __all__ = ["Node", "Op", "placeholder", "constant", "as_node", "PLACEHOLDER", "CONSTANT",
-           "DEFAULT_DTYPE", "as_list", "topo_order", "priority_order", "Scope", "scope", "consumers", "check_order", "gradients",
+           "DEFAULT_DTYPE", "as_list", "topo_order", "last_readers", "priority_order", "Scope", "scope", "consumers", "check_order", "gradients",
            "adjoint_of",
            *[n for n in _ops_all if n not in ("Op", "PLACEHOLDER", "CONSTANT")]]

@@ -8,6 +8,7 @@ dtypes are inferred when a node is built, so a planner knows every value's
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -91,6 +92,9 @@ class Node:
     """
 
     __array_priority__ = 100  # so numpy scalars defer to Node's operators
+    # slots: a node is small and quick to read, which planners do for every node of big graphs
+    __slots__ = ("id", "op", "inputs", "attrs", "value", "scope", "name", "shape", "dtype",
+                 "nbytes", "__weakref__")
 
     def __init__(self, op: Op, inputs: Sequence["Node"] = (), name: str | None = None,
                  attrs: dict[str, Any] | None = None, shape: Sequence[int] | None = None,
@@ -118,16 +122,13 @@ class Node:
         self.dtype = np.dtype(dtype)
         if any(n < 0 for n in self.shape):
             raise ShapeError(f"node {self.name!r}: negative dimension in shape {self.shape}")
+        #: bytes needed to hold this value, fixed with the shape and dtype (planners read it per op)
+        self.nbytes = math.prod(self.shape) * self.dtype.itemsize
 
     @property
     def size(self) -> int:
         """Number of elements."""
         return int(np.prod(self.shape, dtype=np.int64))
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes needed to hold this value."""
-        return self.size * self.dtype.itemsize
 
     @property
     def is_leaf(self) -> bool:

@@ -23,34 +23,64 @@ def as_list(outputs: Node | Iterable[Node]) -> list[Node]:
     return out
 
 
+_ON_STACK = object()   #: the walk's mark for a node whose inputs are still being visited
+
+
 def topo_order(outputs: Node | Iterable[Node]) -> list[Node]:
     """Every node the outputs depend on, each after its inputs (p.12 "traverse by topo order").
 
     Depth-first post-order, iterative so deep graphs do not hit the recursion
     limit. Raises :class:`CycleError` naming a node on the cycle.
     """
+    return _walk(as_list(outputs), readers=False)[0]
+
+
+def last_readers(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None
+                 ) -> tuple[list[Node], dict[Node, Node]]:
+    """An execution order (``order``, else :func:`topo_order`'s) and the **last reader** of every
+    node in it: the last node of the order that takes it as an input, or the node itself when
+    nothing reads it. A value's reference count (p.22) reaches 0 at its last reader; planners
+    release its memory there. Without ``order`` this costs one walk of the graph.
+    """
+    if order is None:
+        return _walk(as_list(outputs), readers=True)
+    order = check_order(outputs, order)
+    last: dict[Node, Node] = {}
+    for n in order:
+        last[n] = n
+        for x in n.inputs:           # the order is topological, so the last reader wins
+            last[x] = n
+    return order, last
+
+
+def _walk(outputs: list[Node], readers: bool) -> tuple[list[Node], dict[Node, Any]]:
+    """The depth-first walk behind :func:`topo_order` and :func:`last_readers`: the order and
+    each node's mark, which is the node itself once placed, or its last reader so far."""
     order: list[Node] = []
-    state: dict[Node, int] = {}  # 1 = on the stack, 2 = done
-    for root in as_list(outputs):
+    state: dict[Node, Any] = {}
+    for root in outputs:
         if root in state:
             continue
-        state[root] = 1
+        state[root] = _ON_STACK
         stack = [(root, iter(root.inputs))]
         while stack:
             node, inputs = stack[-1]
             for child in inputs:             # resumes where this node's last visit stopped
                 s = state.get(child)
                 if s is None:
-                    state[child] = 1
+                    state[child] = _ON_STACK
                     stack.append((child, iter(child.inputs)))
                     break
-                if s == 1:
+                if s is _ON_STACK:
                     raise CycleError(f"the graph has a cycle through node {child.name!r}")
             else:
                 stack.pop()
-                state[node] = 2
+                state[node] = node           # placed; nothing has read it yet
                 order.append(node)
-    return order
+                if readers:
+                    for x in node.inputs:    # placed after its inputs: their last reader so far
+                        state[x] = node
+    return order, state
 
 
 def priority_order(outputs: Node | Iterable[Node], key: Callable[[Node], Any]) -> list[Node]:

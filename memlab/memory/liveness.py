@@ -9,36 +9,59 @@ The independent verifier :mod:`memlab.memory.checkplan` deliberately does not us
 """
 from __future__ import annotations
 
-import math
+from functools import cached_property
 from typing import Iterable, Sequence
 
 from ..errors import PlanError
-from ..graph import Node, as_list, check_order, topo_order
+from ..graph import Node, as_list, last_readers
 
 
-def node_bytes(node: Node) -> int:
-    """Bytes of a node's value (``math.prod``: cheaper than ``Node.nbytes`` in the planner's loop)."""
-    return math.prod(node.shape) * node.dtype.itemsize
+class Liveness:
+    """What every planner starts from (:func:`prepare`): the graph's ``outputs``, a valid execution
+    ``order`` and ``last``, the **last reader** of each value (:func:`~memlab.graph.last_readers`):
+    the op at whose step the value's reference count (p.22) reaches 0, the value itself when
+    nothing reads it, and None for a graph output, which is kept to the end. ``sizes``, the
+    bytes of every computed value in order, is worked out when first asked.
+    """
+
+    def __init__(self, outputs: list[Node], order: list[Node], last: dict[Node, Node | None]):
+        self.outputs, self.order, self.last = outputs, order, last
+
+    @cached_property
+    def sizes(self) -> dict[Node, int]:
+        """Bytes of every computed value, in order; :class:`PlanError` for a size of 0 or less."""
+        sizes = {n: n.nbytes for n in self.order if n.op.computes}
+        if sizes and min(sizes.values()) <= 0:
+            check_size(next(n for n, b in sizes.items() if b <= 0))
+        return sizes
+
+    def lifetimes(self) -> dict[Node, tuple[int, int]]:
+        """``(first, last)`` step of each computed value (see :func:`lifetimes`)."""
+        step = {n: i for i, n in enumerate(self.order)}
+        end, last = len(self.order), self.last
+        return {n: (step[n], end if last[n] is None else step[last[n]]) for n in self.sizes}
 
 
-def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None) -> tuple[list[Node], list[Node], dict[Node, int]]:
-    """Outputs, a validated execution order and the bytes of every computed node.
+def check_size(node: Node) -> int:
+    """``node.nbytes``, or a :class:`PlanError` naming the node when it is 0 or less."""
+    if node.nbytes <= 0:
+        raise PlanError(f"node {node.name!r} has size {node.nbytes} bytes (shape "
+                        f"{list(node.shape)}); a planned value needs a positive size")
+    return node.nbytes
+
+
+def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None) -> Liveness:
+    """The graph's outputs, a validated execution order and each value's last reader (one walk of
+    the graph when no order is given).
 
     Raises :class:`~memlab.errors.CycleError` or :class:`PlanError` naming the
-    node when the graph has a cycle, the order is not topological, or a
-    computed value has a size of zero or less (nothing to plan for).
+    node when the graph has a cycle or the order is not topological.
     """
     outs = as_list(outputs)
-    order = topo_order(outs) if order is None else check_order(outs, order)
-    sizes: dict[Node, int] = {}
-    for n in order:
-        if n.op.computes:
-            b = node_bytes(n)
-            if b <= 0:
-                raise PlanError(f"node {n.name!r} has size {b} bytes (shape {list(n.shape)}); "
-                                f"a planned value needs a positive size")
-            sizes[n] = b
-    return outs, order, sizes
+    order, last = last_readers(outs, order)
+    for o in outs:
+        last[o] = None
+    return Liveness(outs, order, last)
 
 
 def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
@@ -55,15 +78,7 @@ def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
 def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tuple[int, int]]:
     """``(first, last)`` step of each computed value in ``order``: from the step that computes it to
     the step of its last consumer (graph outputs: to ``len(order)``, the end)."""
-    life = {n: [i, i] for i, n in enumerate(order) if n.op.computes}
-    for i, n in enumerate(order):
-        for x in n.inputs:  # steps only grow, so the last reader wins
-            if x in life:
-                life[x][1] = i
-    for o in outputs:
-        if o in life:
-            life[o][1] = len(order)
-    return {n: (a, b) for n, (a, b) in life.items()}
+    return prepare(outputs, order).lifetimes()
 
 
 def inplace_partner(node: Node, life: dict[Node, tuple[int, int]], step: int,

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import PlanError
 from ..graph import Node
-from .liveness import inplace_clusters, inplace_partner, lifetimes, prepare
+from .liveness import inplace_clusters, inplace_partner, prepare
 from .plan import ALIGN, Plan, align, check_alignment
 from .planner import MemoryPlan
 
@@ -71,8 +71,9 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     check_alignment(alignment)
     if method not in ("auto", "greedy", "scan"):
         raise PlanError(f"method must be 'auto', 'greedy' or 'scan', got {method!r}")
-    outs, order, sizes = prepare(outputs, order)
-    life = lifetimes(order, outs)
+    liveness = prepare(outputs, order)
+    outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
+    life = liveness.lifetimes()
     clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
     first = [life[c[0]][0] for c in clusters]
     last = [life[c[-1]][1] for c in clusters]
@@ -167,9 +168,10 @@ def live_bytes_lower_bound(plan: Plan) -> int:
     that the op may overwrite is counted once with the op's output, since
     they may share memory (p.20). Placeholders and constants are not counted.
     """
-    outs, order, sizes = prepare(plan.outputs, plan.order)
+    liveness = prepare(plan.outputs, plan.order)
+    outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     out_set = set(outs)
-    life = lifetimes(order, outs)
+    life = liveness.lifetimes()
     delta = np.zeros(len(order) + 2, np.int64)
     for n, (a, b) in life.items():
         delta[a] += sizes[n]
@@ -195,8 +197,9 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | No
     tag if none), as TensorFlow Lite does for its shared objects. Same
     :class:`~memlab.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``).
     """
-    outs, order, sizes = prepare(outputs, order)
-    life = lifetimes(order, outs)
+    liveness = prepare(outputs, order)
+    outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
+    life = liveness.lifetimes()
     clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
     span = [(life[c[0]][0], life[c[-1]][1]) for c in clusters]
     need = [max(sizes[v] for v in c) for c in clusters]

@@ -16,6 +16,13 @@ then does it decrement its inputs' counts and put the tags of inputs that
 reached zero into the box, so an op never writes into an input it did not
 take in place (p.22 step 3: "allocate tag for F, release space of B").
 
+A count reaches zero exactly at its value's **last reader**, which the walk
+that finds the order also finds (:func:`~memlab.graph.last_readers`). So the
+planner tests "is this op the last reader of x?" where the slide counts down,
+and keeps the counts themselves only for the trace (``trace=True``), where the
+steppers show them; both give the same plan (tested). This keeps planning
+cheaper than a topological sort with :mod:`graphlib` (``bench/planning.py``).
+
 Match rule for the box (``match="best"``, our NNVM-like choice): the smallest
 free tag of at least the value's size; if none, the largest smaller tag,
 grown to the size (growing costs less than a new tag); tags more than
@@ -28,11 +35,12 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Hashable, Iterable, Sequence
 
 from ..errors import PlanError
 from ..graph import Node
-from .liveness import prepare, reference_counts
+from .liveness import check_size, prepare, reference_counts
 from .longest_path import node_colors
 from .plan import ALIGN, align, check_alignment  # noqa: F401  (ALIGN: documented here)
 
@@ -82,11 +90,15 @@ class MemoryPlan:
     share: bool = True
     colors: int = 1
     color: dict[Node, int] = field(default_factory=dict)
-    initial_refcount: dict[Node, int] = field(default_factory=dict)
     inplace_pairs: list[tuple[Node, Node]] = field(default_factory=list)
     alignment: int = ALIGN
     traced: bool = False
     kind = "tags"
+
+    @cached_property
+    def initial_refcount(self) -> dict[Node, int]:
+        """The reference counts before the first step (p.22), computed when first asked."""
+        return reference_counts(self.order)
 
     def require_trace(self, who: str) -> list[PlanStep]:
         """``steps``, or a :class:`~memlab.errors.PlanError` naming ``who`` if the plan was made
@@ -127,34 +139,66 @@ class MemoryPlan:
 
 
 class Box:
-    """The box of free tags (p.22), one free list per colour (p.24), each sorted by size.
+    """The box of free tags (p.22): a free list keyed by size, one per colour (p.24).
 
-    :meth:`take` applies the match rule of the module docstring; :meth:`put` returns a tag.
+    For each colour, ``free[colour][nbytes]`` lists the free tags of that size, negated and
+    sorted (so the smallest tag is popped from the end), and
+    ``sizes[colour]`` the sorted sizes that have one, so a value of a size already in the box
+    finds its tag with one lookup. :meth:`take` applies the match rule of the module
+    docstring (ties: the smallest tag of the chosen size, or the largest tag when a smaller
+    size is grown); :meth:`put` returns a tag.
     """
 
     def __init__(self, match: str = "best") -> None:
         self.match = match
-        self.free: dict[int, list[tuple[int, int]]] = {}  # colour -> sorted (bytes, tag)
+        self.free: dict[Hashable, dict[int, list[int]]] = {}   # colour -> bytes -> sorted -tags
+        self.sizes: dict[Hashable, list[int]] = {}             # colour -> sorted sizes in free
 
-    def put(self, tag: int, nbytes: int, color: int = 0) -> None:
+    def put(self, tag: int, nbytes: int, color: Hashable = 0) -> None:
         """Release ``tag`` (of ``nbytes``) into the box of ``color``."""
-        insort(self.free.setdefault(color, []), (nbytes, tag))
+        free = self.free.get(color)
+        if free is None:
+            free = self.free[color] = {}
+            self.sizes[color] = []
+        tags = free.get(nbytes)
+        if tags:
+            insort(tags, -tag)
+        else:
+            free[nbytes] = [-tag]
+            insort(self.sizes[color], nbytes)
 
-    def take(self, nbytes: int, color: int = 0) -> int | None:
+    def take(self, nbytes: int, color: Hashable = 0) -> int | None:
         """Remove and return the tag the match rule picks for ``nbytes``, or None."""
-        box = self.free.get(color, [])
-        i = bisect_left(box, (nbytes, -1))
-        if self.match == "exact":
-            return box.pop(i)[1] if i < len(box) and box[i][0] == nbytes else None
-        if i < len(box) and box[i][0] <= nbytes * MATCH_RANGE:
-            return box.pop(i)[1]           # the smallest tag that is big enough
-        if i > 0 and box[i - 1][0] * MATCH_RANGE >= nbytes:
-            return box.pop(i - 1)[1]       # else the biggest smaller one, grown
-        return None
+        free = self.free.get(color)
+        if not free:
+            return None
+        size, tags = nbytes, free.get(nbytes)
+        if tags:                                   # a free tag of exactly this size
+            tag = -tags.pop()
+        elif self.match == "exact":
+            return None
+        else:
+            sizes = self.sizes[color]
+            i = bisect_left(sizes, nbytes)
+            if i < len(sizes) and sizes[i] <= nbytes * MATCH_RANGE:
+                size = sizes[i]                    # the smallest tag that is big enough
+                tags = free[size]
+                tag = -tags.pop()
+            elif i > 0 and sizes[i - 1] * MATCH_RANGE >= nbytes:
+                size = sizes[i - 1]                # else the biggest smaller one, grown
+                tag = -free[size].pop(0)
+                tags = free[size]
+            else:
+                return None
+        if not tags:
+            del free[size]
+            self.sizes[color].remove(size)
+        return tag
 
     def contents(self) -> tuple[tuple[int, int], ...]:
         """Every free tag as ``(tag, bytes)``, sorted by tag (for the steppers)."""
-        return tuple(sorted((t, b) for box in self.free.values() for b, t in box))
+        return tuple(sorted((-t, b) for free in self.free.values()
+                            for b, tags in free.items() for t in tags))
 
 
 def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node], bool] = True,
@@ -181,77 +225,89 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         raise PlanError(f"colors must be a positive integer, got {colors!r}")
     if group is not None and colors > 1:
         raise PlanError("plan_memory takes colors or group, not both")
-    outs, order, sizes = prepare(outputs, order)
+    liveness = prepare(outputs, order)
+    outs, order, last = liveness.outputs, liveness.order, liveness.last  # last: where a count
+    # reaches 0 (p.22); sizes: node.nbytes, checked as each value is planned
     color = node_colors(order, colors) if colors > 1 else {}
     if group is not None:
-        color = {n: group(n) for n in sizes}
+        color = {n: group(n) for n in order if n.op.computes}
     may_inplace = inplace if callable(inplace) else None    # None: ``inplace`` says for all
     is_output = set(outs)
-    ref = reference_counts(order)                      # p.22: the initial reference counts
+    ref = reference_counts(order) if trace else None   # the counts themselves, for the trace
     plan = MemoryPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
-                      colors=colors, color=color, initial_refcount=dict(ref),
-                      alignment=alignment, traced=bool(trace))
-    tag, tag_bytes, tag_color = plan.storage, plan.storage_bytes, {}
+                      colors=colors, color=color, alignment=alignment, traced=bool(trace))
+    tag, tag_color = plan.storage, []
     box = Box(match)
-    for n, nbytes in sizes.items():                    # computed values, in order (placeholders
-        c = color.get(n, 0) if color else 0            # and constants are given, not planned)
+    take, put = box.take, box.put
+    tag_get, pair = tag.get, plan.inplace_pairs.append
+    stored: list[int] = []                             # bytes of each tag (a list while planning)
+    for n in order:
+        if not n.op.computes:
+            continue                                   # placeholders and constants are given
+        nbytes = n.nbytes if n.nbytes > 0 else check_size(n)
+        c = color.get(n, 0) if color else 0
+        inputs = n.inputs
         # 1. in-place: take the tag of an input this op may overwrite and is the last to read
         # (untraced, ops with no input that could qualify skip asking the op: same plan, faster)
         source, note = None, ""
         if inplace if may_inplace is None else may_inplace(n):
-            for x in n.inputs:
-                if trace or (ref[x] == 1 and x in tag and sizes[x] == nbytes):
-                    positions = n.op.inplace(n)
-                    if positions:
-                        source, note = _inplace_source(n, positions, ref, tag, sizes,
-                                                       tag_color, c, is_output)
+            for x in inputs:
+                if trace or (last[x] is n and x.nbytes == nbytes):
+                    source, note = _inplace_source(n, last, tag, tag_color, c, ref, is_output)
                     break
         if source is not None:
             t, action = tag[source], "inplace"
-            plan.inplace_pairs.append((source, n))
+            pair((source, n))
         # 2. normal sharing: a free tag from the box
-        elif share and (t := box.take(nbytes, c)) is not None:
-            action, note = "reuse", note or f"reused tag {t} from the box"
-            if tag_bytes[t] < nbytes:
-                tag_bytes[t] = nbytes
+        elif share and (t := take(nbytes, c)) is not None:
+            action = "reuse"
+            if stored[t] < nbytes:
+                stored[t] = nbytes
         # 3. else a new tag
         else:
-            t, action = len(tag_bytes), "new"
-            tag_bytes[t], tag_color[t] = nbytes, c
+            t, action = len(stored), "new"
+            stored.append(nbytes)
+            tag_color.append(c)
         tag[n] = t
-        # 4. the op has read its inputs: count down, release the tags of those now dead
-        released = []
-        inputs = n.inputs
-        for x in (inputs if len(inputs) < 2 else dict.fromkeys(inputs)):  # x * x: one read
-            left = ref[x] - 1
-            if left:
-                ref[x] = left
-                continue
-            del ref[x]
-            tx = tag.get(x)
-            if tx is not None and tx != t and x not in is_output:
-                box.put(tx, tag_bytes[tx], tag_color[tx])
-                released.append(tx)
+        # 4. the op has read its inputs: release the tags of those it was the last to read
+        released = [] if trace else None
+        for x in inputs:
+            if last[x] is n:
+                last[x] = None                         # released once, even if read twice
+                tx = tag_get(x)
+                if tx is not None and tx != t:
+                    put(tx, stored[tx], tag_color[tx])
+                    if trace:
+                        released.append(tx)
         if trace:
+            for x in dict.fromkeys(inputs):            # x * x: one reference
+                ref[x] -= 1
+                if not ref[x]:
+                    del ref[x]
+            note = note or (f"reused tag {t} from the box" if action == "reuse" else "")
             plan.steps.append(PlanStep(len(plan.steps), n, action, t, source, tuple(released),
                                        dict(ref), box.contents(), note))
+    plan.storage_bytes.update(enumerate(stored))
     return plan
 
 
-def _inplace_source(n: Node, positions: Sequence[int], ref: dict[Node, int], tag: dict[Node, int],
-                    sizes: dict[Node, int], tag_color: dict[int, int], c: int,
+def _inplace_source(n: Node, last: dict[Node, Node | None], tag: dict[Node, int],
+                    tag_color: list[Hashable], c: Hashable, ref: dict[Node, int] | None,
                     is_output: set[Node]) -> tuple[Node | None, str]:
-    """The input at one of ``positions`` whose tag ``n`` may take in place (p.19-20), and a note
-    saying why or why not."""
+    """The input whose tag ``n`` may take in place (p.19-20): one the op may overwrite
+    (``n.op.inplace(n)``), of the same size and colour, that ``n`` is the last to read. When the
+    reference counts ``ref`` are given (a trace), also a note saying why or why not."""
     note = ""
-    for i in positions:
+    for i in n.op.inplace(n):
         x = n.inputs[i]
         if x not in tag:
             continue                                   # a placeholder or constant: not ours
-        if ref[x] != 1 or x in is_output:
-            why = "it is a graph output" if x in is_output else f"reference count {ref[x]}"
-            note = note or f"cannot do in-place on {x.name}: still alive ({why})"
+        if last[x] is not n:                           # read later, or a graph output
+            if ref is not None and not note:
+                why = "it is a graph output" if x in is_output else f"reference count {ref[x]}"
+                note = f"cannot do in-place on {x.name}: still alive ({why})"
             continue
-        if sizes[x] == sizes[n] and tag_color[tag[x]] == c:
-            return x, f"in-place on {x.name}: this op is its last consumer"
+        if x.nbytes == n.nbytes and tag_color[tag[x]] == c:
+            return x, (f"in-place on {x.name}: this op is its last consumer" if ref is not None
+                       else "")
     return None, note

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import memlab as ml
+from strategies import random_dags
 
 
 def test_exp_ab_plus_3_structure():
@@ -152,3 +154,20 @@ def test_op_without_gradient_is_reported():
     y = NoGrad()(x, name="ng")
     with pytest.raises(ml.GraphError, match="node 'ng': op 'nograd' has no gradient"):
         ml.gradients(ml.sum(y), [x])
+
+
+@settings(deadline=None, max_examples=40)
+@given(random_dags())
+def test_last_readers_match_a_search_of_every_later_node(dag):
+    outs, _ = dag
+    order, last = ml.last_readers(outs)
+    assert order == ml.topo_order(outs)
+    for v in order:       # brute force: scan the whole order for the nodes that read v
+        readers = [n for n in order if any(x is v for x in n.inputs)]
+        assert last[v] is (readers[-1] if readers else v), v.name
+    rev = ml.priority_order(outs, key=lambda n: -n.id)       # another valid order
+    order2, last2 = ml.last_readers(outs, rev)
+    pos = {n: i for i, n in enumerate(order2)}
+    for v in order2:
+        readers = [n for n in order2 if v in n.inputs]
+        assert last2[v] is max(readers, key=pos.__getitem__, default=v)

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 import memlab as ml
 from memlab.memory.checkplan import check_plan
 from memlab.models import mlp, slide22
-from memlab.memory.offsets import lifetimes, live_bytes_lower_bound, plan_offsets
+from memlab.memory.liveness import lifetimes
+from memlab.memory.offsets import live_bytes_lower_bound, plan_offsets
 from memlab.memory.planner import plan_memory
 from strategies import random_dags
 

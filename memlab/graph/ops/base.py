@@ -65,6 +65,9 @@ def broadcast_shape(inputs: Sequence[Node]) -> tuple[int, ...]:
 
 def same_memory_inputs(node: Node) -> tuple[int, ...]:
     """Inputs with exactly the output's shape and dtype: candidates for in-place."""
-    shape, dtype = node.shape, node.dtype     # (locals and ``is``: the planner calls this per op)
-    return tuple([i for i, x in enumerate(node.inputs)
-                  if x.shape == shape and (x.dtype is dtype or x.dtype == dtype)])
+    shape, dtype = node.shape, node.dtype     # (a loop, locals and ``is``: the planner calls this
+    same = []                                 # for most ops)
+    for i, x in enumerate(node.inputs):
+        if x.shape == shape and (x.dtype is dtype or x.dtype == dtype):
+            same.append(i)
+    return tuple(same)

@@ -35,8 +35,8 @@ class Elementwise(Op):
     def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         self.fn(*inputs, out=out)
 
-    def inplace(self, node: Node) -> tuple[int, ...]:
-        return same_memory_inputs(node)
+    #: an elementwise op may overwrite any input of its output's shape and dtype (p.19)
+    inplace = staticmethod(same_memory_inputs)
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         gs = self.grad(node, grad)
