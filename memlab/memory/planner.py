@@ -247,13 +247,20 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         nbytes = n.nbytes if n.nbytes > 0 else check_size(n)
         c = color.get(n, 0) if color else 0
         inputs = n.inputs
-        # 1. in-place: take the tag of an input this op may overwrite and is the last to read
-        # (untraced, ops with no input that could qualify skip asking the op: same plan, faster)
-        source, note = None, ""
-        if inplace if may_inplace is None else may_inplace(n):
+        # 1. in-place: take the tag of an input this op may overwrite (``n.op.inplace(n)``) if this
+        # op is its last reader and it has the same size and colour; the op is asked only when
+        # some input could qualify
+        source = None
+        allowed = inplace if may_inplace is None else may_inplace(n)
+        if allowed:
             for x in inputs:
-                if trace or (last[x] is n and x.nbytes == nbytes):
-                    source, note = _inplace_source(n, last, tag, tag_color, c, ref, is_output)
+                if last[x] is n and x.nbytes == nbytes:
+                    for i in n.op.inplace(n):
+                        y = inputs[i]
+                        if last[y] is n and y.nbytes == nbytes and y in tag \
+                                and tag_color[tag[y]] == c:
+                            source = y
+                            break
                     break
         if source is not None:
             t, action = tag[source], "inplace"
@@ -280,34 +287,27 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
                     if trace:
                         released.append(tx)
         if trace:
+            note = _note(n, action, t, source, allowed, tag, ref, is_output)
             for x in dict.fromkeys(inputs):            # x * x: one reference
                 ref[x] -= 1
                 if not ref[x]:
                     del ref[x]
-            note = note or (f"reused tag {t} from the box" if action == "reuse" else "")
             plan.steps.append(PlanStep(len(plan.steps), n, action, t, source, tuple(released),
                                        dict(ref), box.contents(), note))
     plan.storage_bytes.update(enumerate(stored))
     return plan
 
 
-def _inplace_source(n: Node, last: dict[Node, Node | None], tag: dict[Node, int],
-                    tag_color: list[Hashable], c: Hashable, ref: dict[Node, int] | None,
-                    is_output: set[Node]) -> tuple[Node | None, str]:
-    """The input whose tag ``n`` may take in place (p.19-20): one the op may overwrite
-    (``n.op.inplace(n)``), of the same size and colour, that ``n`` is the last to read. When the
-    reference counts ``ref`` are given (a trace), also a note saying why or why not."""
-    note = ""
-    for i in n.op.inplace(n):
-        x = n.inputs[i]
-        if x not in tag:
-            continue                                   # a placeholder or constant: not ours
-        if last[x] is not n:                           # read later, or a graph output
-            if ref is not None and not note:
+def _note(n: Node, action: str, t: int, source: Node | None, allowed: bool,
+          tag: dict[Node, int], ref: dict[Node, int], is_output: set[Node]) -> str:
+    """Why step ``n`` (traced) went as it did, in words: in place on which input, or why an input
+    it may overwrite was still alive (its reference count ``ref``, before this step's reads)."""
+    if source is not None:
+        return f"in-place on {source.name}: this op is its last consumer"
+    if allowed:
+        for i in n.op.inplace(n):
+            x = n.inputs[i]
+            if x in tag and (x in is_output or ref[x] != 1):
                 why = "it is a graph output" if x in is_output else f"reference count {ref[x]}"
-                note = f"cannot do in-place on {x.name}: still alive ({why})"
-            continue
-        if x.nbytes == n.nbytes and tag_color[tag[x]] == c:
-            return x, (f"in-place on {x.name}: this op is its last consumer" if ref is not None
-                       else "")
-    return None, note
+                return f"cannot do in-place on {x.name}: still alive ({why})"
+    return f"reused tag {t} from the box" if action == "reuse" else ""
