@@ -65,8 +65,8 @@ def broadcast_shape(inputs: Sequence[Node]) -> tuple[int, ...]:
 
 def same_memory_inputs(node: Node) -> tuple[int, ...]:
     """Inputs with exactly the output's shape and dtype: candidates for in-place."""
-    shape, dtype = node.shape, node.dtype     # (a loop, locals and ``is``: the planner calls this
-    same = []                                 # for most ops)
+    shape, dtype = node.shape, node.dtype     # locals, ``is`` first: the planner asks this per op
+    same = []
     for i, x in enumerate(node.inputs):
         if x.shape == shape and (x.dtype is dtype or x.dtype == dtype):
             same.append(i)
