@@ -3,14 +3,25 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install -q --disable-pip-version-check
+LOCK := requirements.lock
 STAMP := $(VENV)/.memlab-installed
 PORT ?= 8888
+JOBS ?= 2
+UV_VERSION := 0.13.9
+PYTEST := $(PY) -m pytest -q -rs
+NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test unit lessons-test grading-test browser-test exercises bench clean
+.PHONY: lab test unit lessons-test grading-test browser-test lock exercises bench clean
 
-$(STAMP): pyproject.toml
+# The virtual environment, installed from the lock file (exact versions), then memlab itself.
+$(STAMP): pyproject.toml $(LOCK)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
+		{ echo "memlab needs Python >= 3.10; $(PYTHON) is $$($(PYTHON) -V 2>&1)." \
+		       "Run: make PYTHON=python3.11 ..." >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(PIP) -r $(LOCK)
+	$(PIP) --no-deps -e .
 	@touch $(STAMP)
 
 lab: $(STAMP)
@@ -18,17 +29,40 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --no-browser --ServerApp.root_dir=lessons --port=$(PORT) \
 		$$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
+# Everything, on $(JOBS) processes: each test file (each notebook) stays on one process, and the
+# grading tests share one (tests/conftest.py says how the work is shared).
 test: $(STAMP)
 	@scripts/system-deps.sh --browser
-	$(PY) -m pytest -q -rs tests lessons --nbval-lax --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(PYTEST) -n $(JOBS) --dist loadscope tests lessons $(NBVAL)
+
+# The parts, one by one.
+unit: $(STAMP)
+	$(PYTEST) -n $(JOBS) --dist loadscope tests --ignore=tests/lessons --ignore=tests/grading
+
+lessons-test: $(STAMP)
+	@scripts/system-deps.sh
+	$(PYTEST) -n $(JOBS) --dist loadscope lessons tests/lessons $(NBVAL) -m "not browser"
+
+grading-test: $(STAMP)
+	$(PYTEST) -n $(JOBS) --dist loadscope tests/grading
+
+browser-test: $(STAMP)
+	@scripts/system-deps.sh --browser
+	$(PYTEST) tests/lessons/test_browser.py
+
+# Regenerate the lock file from pyproject.toml (exact versions for every Python >= 3.10).
+lock:
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) uv==$(UV_VERSION)
+	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --universal --python-version 3.10 \
+		--custom-compile-command "make lock" -o $(LOCK)
 
 # Regenerate exercises/ from solutions/ (refuses to overwrite a student's edits without FORCE=1).
 exercises: $(STAMP)
 	$(VENV)/bin/memlab assign solutions --out exercises $(if $(FORCE),--force)
 
 bench: $(STAMP)
-	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	@for f in bench/*.py; do echo "== $$f"; PYTHONUNBUFFERED=1 $(PY) $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

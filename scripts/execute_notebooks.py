@@ -7,9 +7,14 @@ kernel, stores outputs and widget state, and fails on the first cell error.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
+
+# One BLAS thread, as in the tests (tests/conftest.py): stored outputs must not depend on the cores.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_var] = "1"
 
 import nbformat
 from nbclient import NotebookClient

@@ -9,6 +9,10 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # Numba reads this once, when it is first imported (by any test): set it before anything can.
 # Run `NUMBA_ENABLE_CUDASIM=0 make test` on a machine with a GPU to test the kernels on it.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# One BLAS/OpenMP thread, in this process and in every kernel it starts (nbval, the grader, the
+# browser test inherit it): a result must not depend on how many cores the machine has.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_var] = "1"
 
 from hypothesis import settings  # noqa: E402
 
@@ -26,3 +30,42 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         secs = sum(r.duration for r in ran)
         terminalreporter.write_line(f"browser test: {len(ran)} lesson(s) run in JupyterLab in {secs:.0f} s; "
                                     f"{n} screenshot(s) in {shots}")
+
+
+# --- `make test -n 2`: how pytest-xdist shares the work between processes ------------------------
+#: work that must stay on one process, in order: every grading test (isolated grading runs share
+#: one unprivileged user and take turns on its lock), and each file (a notebook's cells run in one
+#: kernel, one after the other)
+def _work_unit(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return "tests/grading" if path.startswith("tests/grading/") else path
+
+
+#: the slowest units go first, so that the two processes finish at about the same time
+_SLOW_FIRST = ("tests/lessons/test_browser.py", "tests/grading/", "lessons/", "tests/lessons/")
+
+
+def _rank(nodeid: str) -> int:
+    return next((i for i, p in enumerate(_SLOW_FIRST) if nodeid.startswith(p)), len(_SLOW_FIRST))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the slow units first (a stable sort: the order inside each unit is kept)."""
+    items.sort(key=lambda item: _rank(item.nodeid))
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pragma: no cover - without pytest-xdist the tests run in one process
+    LoadScopeScheduling = None
+
+if LoadScopeScheduling is not None:
+    class _CourseScheduling(LoadScopeScheduling):
+        """Load balancing by :func:`_work_unit`, in collection order."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _work_unit(nodeid)
+
+    def pytest_xdist_make_scheduler(config, log):
+        config.option.loadscopereorder = False  # keep pytest_collection_modifyitems' order
+        return _CourseScheduling(config, log)

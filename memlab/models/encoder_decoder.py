@@ -18,6 +18,7 @@ gradients clipped to norm 5, a forget-gate bias of 1 (added as a constant: the l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 
@@ -222,12 +223,13 @@ def seq2seq(src_len: int, tgt_len: int, hidden: int = 32, batch: int = 16, vocab
 
 
 def train(model: Seq2Seq, steps: int = 300, lr: float = 2.0, clip: float = 5.0, seed: int = 0,
-          plan: Plan | None = None) -> list[float]:
+          plan: Plan | None = None, progress: bool = False) -> list[float]:
     """Train ``model`` with plain SGD for ``steps`` batches; returns the loss of each step.
 
     Gradients are clipped to global norm ``clip`` (OpenNMT's ``max_grad_norm``); unshared
     replicas are updated with their summed gradient, so they stay equal. With ``plan``, every
-    step runs in that memory plan's arena (it must plan ``[loss, *grads()]``).
+    step runs in that memory plan's arena (it must plan ``[loss, *grads()]``). ``progress=True``
+    shows a progress bar (tqdm: a widget in JupyterLab, text in a terminal).
     """
     from ..execute import Executor
     if not isinstance(steps, int) or steps < 1:
@@ -239,8 +241,14 @@ def train(model: Seq2Seq, steps: int = 300, lr: float = 2.0, clip: float = 5.0, 
         raise MemlabError("train: plan must plan [model.loss, *gradients for model.params]")
     run = Executor(outputs, plan=plan)
     params = model.init_params(seed)
-    losses = []
-    for step in range(steps):
+    if not isinstance(progress, bool):
+        raise MemlabError(f"train: progress must be True or False, got {progress!r}")
+    losses: list[float] = []
+    steps_done: Iterable[int] = range(steps)
+    if progress:
+        from tqdm.auto import tqdm  # only here: the library itself stays free of widgets
+        steps_done = tqdm(steps_done, desc="training", unit="step")
+    for step in steps_done:
         loss, *grads = run.run({**params, **model.data(seed + 1 + step)})
         by_node = dict(zip(model.params, grads))
         summed = {name: sum(by_node[n] for n in nodes) for name, nodes in model.groups.items()}
