@@ -23,6 +23,8 @@ import numpy as np
 # This file is named cuda.py and Python puts its folder first on sys.path, where it would shadow
 # the `cuda` package (cuda-bindings) that numba-cuda imports: take the folder off the path.
 _HERE = os.path.dirname(os.path.abspath(__file__))
+from _progress import row, sweep  # noqa: E402  (before the folder leaves the path)
+
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
 #: float32 cores per SM by compute capability (CUDA C Programming Guide, "Arithmetic Instructions")
@@ -126,10 +128,10 @@ def main() -> int:
     print(f"{'kernel':14} {'size':>12} {'numpy ms':>9} {'numpy rate':>11}", end="")
     if not gpu:
         print()
-        for c in table:
+        for c in sweep(table, "kernels"):
             t = best_of(c["numpy"], repeat=3)
             unit = "GFLOP/s" if "flops" in c else "GB/s"
-            print(f"{c['name']:14} {c['size']:>12} {t * 1e3:9.2f} {rate(c, t):7.1f} {unit}")
+            row(f"{c['name']:14} {c['size']:>12} {t * 1e3:9.2f} {rate(c, t):7.1f} {unit}")
         print("rates: GB/s = bytes each kernel must read and write once / time; GFLOP/s for matmul")
         return 0
 
@@ -141,7 +143,7 @@ def main() -> int:
         cp = None
     gbs, gflops, name = device_peaks(cuda)
     print(f" {'memlab ms':>10} {'memlab rate':>12} {'% peak':>7} {'cupy ms':>8} {'cupy rate':>10}")
-    for c in table:
+    for c in sweep(table, "kernels"):
         t_np = best_of(c["numpy"], repeat=3)
         d = [mc.to_device(v) for v in c["inputs"]]
         out = mc.device_empty(c["out"])
@@ -153,10 +155,10 @@ def main() -> int:
             dc = [cp.asarray(v) for v in c["inputs"]]
             t_cp = best_of(lambda: c["cupy"](cp, dc), sync=cp.cuda.runtime.deviceSynchronize)
         unit = "GFLOP/s" if "flops" in c else "GB/s"
-        print(f"{c['name']:14} {c['size']:>12} {t_np * 1e3:9.2f} {rate(c, t_np):7.1f} {unit:>3} "
-              f"{t_ml * 1e3:10.3f} {rate(c, t_ml):8.1f} {unit:>3} {fmt(frac):>7} "
-              f"{fmt(None if t_cp is None else t_cp * 1e3, '.3f'):>8} "
-              f"{fmt(None if t_cp is None else rate(c, t_cp)):>10}")
+        row(f"{c['name']:14} {c['size']:>12} {t_np * 1e3:9.2f} {rate(c, t_np):7.1f} {unit:>3} "
+            f"{t_ml * 1e3:10.3f} {rate(c, t_ml):8.1f} {unit:>3} {fmt(frac):>7} "
+            f"{fmt(None if t_cp is None else t_cp * 1e3, '.3f'):>8} "
+            f"{fmt(None if t_cp is None else rate(c, t_cp)):>10}")
     print(f"device: {name}; peak {fmt(gbs)} GB/s, {fmt(gflops)} GFLOP/s float32"
           + ("" if cp is not None else "; CuPy not installed (pip install cupy-cuda12x to compare)"))
     return 0

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import time
 
+from _progress import row, sweep
+
 import memlab as ml
 from memlab.memory.sharing import plan_sharing
 from memlab.models import opennmt
@@ -25,24 +27,24 @@ MB = 2 ** 20
 
 def memory_table() -> None:
     names = [*opennmt.TECHNIQUES, opennmt.LUA_V07[0]]
-    print("| technique | " + " | ".join(f"T={n}" for n in LENGTHS) + " |")
-    print("| --- |" + " ---: |" * len(LENGTHS))
+    row("| technique | " + " | ".join(f"T={n}" for n in LENGTHS) + " |")
+    row("| --- |" + " ---: |" * len(LENGTHS))
     bound = None
-    for name in names:
+    for name in sweep(names, "techniques"):
         rows = [opennmt.step_bytes(n, name, **SIZES) for n in LENGTHS]
-        print(f"| {name} | " + " | ".join(f"{r['total'] / MB:.2f}" for r in rows) + " |")
+        row(f"| {name} | " + " | ".join(f"{r['total'] / MB:.2f}" for r in rows) + " |")
         if name == "+ horizontal sharing":
             bound = rows
-    print("| lower bound (live bytes) | "
-          + " | ".join(f"{r['lower_bound'] / MB:.2f}" for r in bound) + " |")
+    row("| lower bound (live bytes) | "
+        + " | ".join(f"{r['lower_bound'] / MB:.2f}" for r in bound) + " |")
 
 
 def budget_table() -> None:
-    print("\n| technique | 32 MB | 128 MB |")
-    print("| --- | ---: | ---: |")
-    for name in [*opennmt.TECHNIQUES, opennmt.LUA_V07[0]]:
+    row("\n| technique | 32 MB | 128 MB |")
+    row("| --- | ---: | ---: |")
+    for name in sweep([*opennmt.TECHNIQUES, opennmt.LUA_V07[0]], "budgets"):
         fits = [opennmt.longest_fitting(b * MB, name, limit=1000, **SIZES) for b in (32, 128)]
-        print(f"| {name} | {fits[0]} | {fits[1]} |")
+        row(f"| {name} | {fits[0]} | {fits[1]} |")
 
 
 def timing_table() -> None:
@@ -51,20 +53,20 @@ def timing_table() -> None:
     outs = [m.loss, *m.grads()]
     order = m.order(outs)
     build = time.perf_counter() - t
-    print(f"\ntarget 200: {len(order)} nodes; graph, gradients and order built in "
-          f"{build * 1e3:.0f} ms")
-    print("| planner | ms |")
-    print("| --- | ---: |")
-    for label, fn in [
+    row(f"\ntarget 200: {len(order)} nodes; graph, gradients and order built in "
+        f"{build * 1e3:.0f} ms")
+    row("| planner | ms |")
+    row("| --- | ---: |")
+    for label, fn in sweep([
             ("no sharing", lambda: plan_sharing(outs, order)),
             ("vertical", lambda: plan_sharing(outs, order, vertical=True)),
             ("horizontal", lambda: plan_sharing(outs, order, horizontal=True)),
             ("vertical + horizontal", lambda: plan_sharing(outs, order, local=True,
                                                            vertical=True, horizontal=True)),
             ("general, tags", lambda: ml.plan_memory(outs, order=order, trace=False)),
-            ("general, offsets", lambda: ml.plan_offsets(outs, order=order))]:
+            ("general, offsets", lambda: ml.plan_offsets(outs, order=order))], "planners"):
         best = min(_time(fn) for _ in range(3))
-        print(f"| {label} | {best * 1e3:.0f} |")
+        row(f"| {label} | {best * 1e3:.0f} |")
 
 
 def _time(fn) -> float:
