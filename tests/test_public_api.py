@@ -217,13 +217,17 @@ def _elementwise_binary():
                                              (1, "negative"): "a number broadcasts"})
 
 
+EMPTY_ARRAY = "[] is an empty array operand: the op maps it to an empty array"
+
+
 def _unary():
-    return Call(lambda: (_x(), "n"), dict(UNARY_NAME_OK))
+    return Call(lambda: (_x(), "n"), {**UNARY_NAME_OK, (0, "empty list"): EMPTY_ARRAY})
 
 
 CALLS: dict[str, Call] = {
     "ml.placeholder": Call(lambda: ("x", (2, 3), np.float32),
-                           {(1, "empty list"): "shape [] is a scalar"}),
+                           {(0, "str"): "any non-empty string is a name",
+                            (1, "empty list"): "shape [] is a scalar"}),
     "ml.constant": Call(lambda: ([1.0, 2.0], "c", np.float32),
                         {(0, "negative"): "a number is a constant", (0, "empty list"):
                          "an empty array is a constant", (1, "None"): NONE_DEFAULT,
@@ -237,18 +241,20 @@ CALLS: dict[str, Call] = {
     "ml.mean": Call(lambda: (_x(), 1, False), {(1, "None"): "axis=None reduces every axis",
                                                (1, "negative"): "axis -1 is the last axis",
                                                (1, "empty list"): "no axes: nothing reduced"}),
-    "ml.reshape": Call(lambda: (_x(), (3, 2)), {(1, "negative"): "-1: numpy's inferred length"}),
+    "ml.reshape": Call(lambda: (_x(), (3, 2))),
     "ml.concat": Call(lambda: (_x(), _x())),
-    "ml.slice_axis": Call(lambda: (_x(), 1, 0, 2), {(1, "negative"): "axis -1 is the last axis",
-                                                    (2, "negative"): "-1 counts from the end"}),
+    "ml.slice_axis": Call(lambda: (_x(), 1, 0, 2), {(1, "negative"): "axis -1 is the last axis"}),
     "ml.pad_axis": Call(lambda: (_x(), 1, 1, 1), {(1, "negative"): "axis -1 is the last axis"}),
     "ml.softmax_cross_entropy": Call(lambda: (_x(), _ints())),
-    "ml.onehot": Call(lambda: (_ints(), 4, np.float32)),
-    "ml.pool": Call(lambda: (_x(), 3)),
-    "ml.conv": Call(lambda: (_x(), ml.placeholder("k", (3,))), {(1, "None"): NONE_DEFAULT}),
+    "ml.onehot": Call(lambda: (_ints(), 4, np.float32),
+                      {(0, "negative"): "a number is one label (its range is checked when run)"}),
+    "ml.pool": Call(lambda: (_x(), 3), {(0, "empty list"): EMPTY_ARRAY}),
+    "ml.conv": Call(lambda: (_x(), ml.placeholder("k", (3,))),
+                    {(0, "empty list"): EMPTY_ARRAY, (1, "None"): NONE_DEFAULT}),
     "ml.topo_order": Call(lambda: (_graph(),), {(0, "empty list"): EMPTY_OUTPUTS}),
-    "ml.last_readers": Call(lambda: (_graph(), None), {(0, "empty list"): EMPTY_OUTPUTS}),
-    "ml.gradients": Call(lambda: (_loss(), [_x()]), {}),
+    "ml.last_readers": Call(lambda: (_graph(), None), {(0, "empty list"): EMPTY_OUTPUTS,
+                                                       (1, "None"): NONE_DEFAULT}),
+    "ml.gradients": Call(lambda: (_loss(), [_x()]), {(1, "empty list"): "no xs: no gradients"}),
     "ml.Executor": Call(lambda: (_graph(), None, "pool", "cpu"),
                         {(1, "None"): NONE_DEFAULT, (2, "None"): NONE_DEFAULT}),
     "ml.Executor.run": Call(lambda: ({"x": np.ones(2, np.float32)},), fn=_run),
@@ -268,7 +274,8 @@ CALLS: dict[str, Call] = {
     "ml.accumulate": Call(lambda: (_x(), _x(), "n"), dict(NAME_OK)),
     "ml.priority_order": Call(lambda: (_graph(), lambda n: n.id),
                               {(0, "empty list"): EMPTY_OUTPUTS}),
-    "ml.scope": Call(lambda: ("enc", 0), {(1, "None"): "step=None: outside a recurrence"},
+    "ml.scope": Call(lambda: ("enc", 0), {(0, "str"): "any non-empty string names a module",
+                                          (1, "None"): "step=None: outside a recurrence"},
                      fn=_enter),
     "ml.cuda.available": Call(lambda: ()),
     "ml.trees.Tree": Call(lambda: ([-1, 0, 0], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]),
