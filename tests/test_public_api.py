@@ -208,6 +208,7 @@ def _ints():
 NAME_OK = {(2, "None"): "name=None picks a name", (2, "str"): "any string is a name"}
 UNARY_NAME_OK = {(1, "None"): "name=None picks a name", (1, "str"): "any string is a name"}
 EMPTY_OUTPUTS = "no outputs: an empty order or plan"
+EMPTY_RUN = "no outputs: an order of the nodes they need, none, is still checked"
 NONE_DEFAULT = "None is the documented default"
 ERROR_OK = {(0, k): "an exception's message may be anything" for k in BAD}
 
@@ -256,7 +257,8 @@ CALLS: dict[str, Call] = {
                                                        (1, "None"): NONE_DEFAULT}),
     "ml.gradients": Call(lambda: (_loss(), [_x()]), {(1, "empty list"): "no xs: no gradients"}),
     "ml.Executor": Call(lambda: (_graph(), None, "pool", "cpu"),
-                        {(1, "None"): NONE_DEFAULT, (2, "None"): NONE_DEFAULT}),
+                        {(0, "empty list"): EMPTY_OUTPUTS, (1, "None"): NONE_DEFAULT,
+                         (2, "None"): NONE_DEFAULT}),
     "ml.Executor.run": Call(lambda: ({"x": np.ones(2, np.float32)},), fn=_run),
     "ml.MemoryPool": Call(lambda: (True,)),
     "ml.plan_memory": Call(lambda: (_graph(), True, True, 1, None),
@@ -267,9 +269,8 @@ CALLS: dict[str, Call] = {
                                  {(0, "empty list"): EMPTY_OUTPUTS, (1, "None"): NONE_DEFAULT}),
     "ml.live_bytes_lower_bound": Call(lambda: (ml.plan_memory(_graph()),)),
     "ml.check_plan": Call(lambda: (ml.plan_memory(_graph()),)),
-    "ml.Runner": Call(lambda: ([y := _graph()], ml.topo_order(y))),
-    "ml.execute.NaiveRunner": Call(lambda: ([y := _graph()], ml.topo_order(y))),
-    "ml.execute.PoolRunner": Call(lambda: ([y := _graph()], ml.topo_order(y))),
+    **{name: Call(lambda: ([y := _graph()], ml.topo_order(y)), {(0, "empty list"): EMPTY_RUN})
+       for name in ("ml.Runner", "ml.execute.NaiveRunner", "ml.execute.PoolRunner")},
     "ml.execute.ArenaRunner": Call(lambda: ([y := _graph()], ml.plan_memory(y))),
     "ml.accumulate": Call(lambda: (_x(), _x(), "n"), dict(NAME_OK)),
     "ml.priority_order": Call(lambda: (_graph(), lambda n: n.id),
@@ -320,9 +321,11 @@ CALLS: dict[str, Call] = {
     "ml.checkpoint.parallel.data_parallel_memory": Call(lambda: (_model(), 2, 4, "plain")),
     "ml.checkpoint.parallel.bubble_fraction": Call(lambda: (2, 4)),
     "ml.models.seq2seq": Call(lambda: (3, 3, 4, 2, 5)),
-    "ml.memory.plan_sharing": Call(lambda: (_graph(), None), {(1, "None"): NONE_DEFAULT}),
+    "ml.memory.plan_sharing": Call(lambda: (_graph(), None), {(0, "empty list"): EMPTY_OUTPUTS,
+                                                              (1, "None"): NONE_DEFAULT}),
     "ml.memory.sharing.conditions": Call(lambda: _conditions_args()),
-    "ml.memory.sharing.usage_table": Call(lambda: _usage_args()),
+    "ml.memory.sharing.usage_table": Call(lambda: _usage_args(),
+                                          {(1, "empty list"): "no gradients: forward values only"}),
     "ml.TaskGraph": Call(lambda: ()),
     **{f"ml.{e}": Call(lambda: ("message",), ERROR_OK)
        for e in ("MemlabError", "GraphError", "CycleError", "ShapeError", "FeedError", "PlanError",

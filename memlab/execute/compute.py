@@ -6,7 +6,8 @@ naming the node. Every runner of :mod:`memlab.execute` uses both.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -18,14 +19,21 @@ def check_feed(order: Sequence[Node], feed: Mapping[Any, Any]) -> dict[Node, np.
     """Match the feed to the graph's placeholders (by node or by name) and validate it.
 
     Python numbers and lists are converted to the placeholder's dtype; a numpy
-    array must already have the right dtype and shape.
+    array must already have the right dtype and shape. A key that is neither a placeholder of
+    the graph nor the name of one is a :class:`FeedError` naming it (a typo is not ignored).
     """
-    by_name = {n.name: n for n in order if n.op is PLACEHOLDER}
+    if not isinstance(feed, Mapping):
+        raise FeedError(f"the feed must be a dict of placeholder (or name) -> value, "
+                        f"got {type(feed).__name__} {feed!r:.60}")
+    placeholders = [n for n in order if n.op is PLACEHOLDER]
+    by_name, known_nodes = {n.name: n for n in placeholders}, set(placeholders)
     values: dict[Node, np.ndarray] = {}
     for key, value in feed.items():
-        node = key if isinstance(key, Node) else by_name.get(key)
-        if node is None:
-            continue  # feeding more than this graph needs is allowed
+        node = key if isinstance(key, Node) else by_name.get(key) if isinstance(key, str) else None
+        if node not in known_nodes:
+            known = ", ".join(map(repr, by_name)) or "none"
+            raise FeedError(f"the feed has key {getattr(key, 'name', key)!r}, which is not a "
+                            f"placeholder of this graph (its placeholders: {known})")
         if isinstance(value, (np.ndarray, np.generic)):
             arr = np.asarray(value)
             if arr.dtype != node.dtype:
