@@ -208,7 +208,6 @@ def _ints():
 NAME_OK = {(2, "None"): "name=None picks a name", (2, "str"): "any string is a name"}
 UNARY_NAME_OK = {(1, "None"): "name=None picks a name", (1, "str"): "any string is a name"}
 EMPTY_OUTPUTS = "no outputs: an empty order or plan"
-EMPTY_RUN = "no outputs: an order of the nodes they need, none, is still checked"
 NONE_DEFAULT = "None is the documented default"
 ERROR_OK = {(0, k): "an exception's message may be anything" for k in BAD}
 
@@ -269,7 +268,7 @@ CALLS: dict[str, Call] = {
                                  {(0, "empty list"): EMPTY_OUTPUTS, (1, "None"): NONE_DEFAULT}),
     "ml.live_bytes_lower_bound": Call(lambda: (ml.plan_memory(_graph()),)),
     "ml.check_plan": Call(lambda: (ml.plan_memory(_graph()),)),
-    **{name: Call(lambda: ([y := _graph()], ml.topo_order(y)), {(0, "empty list"): EMPTY_RUN})
+    **{name: Call(lambda: ([y := _graph()], ml.topo_order(y)))
        for name in ("ml.Runner", "ml.execute.NaiveRunner", "ml.execute.PoolRunner")},
     "ml.execute.ArenaRunner": Call(lambda: ([y := _graph()], ml.plan_memory(y))),
     "ml.accumulate": Call(lambda: (_x(), _x(), "n"), dict(NAME_OK)),
@@ -300,8 +299,7 @@ CALLS: dict[str, Call] = {
     "ml.checkpoint.recursive": Call(lambda: (6, 2)),
     "ml.checkpoint.optimal": Call(lambda: (6, 3)),
     "ml.checkpoint.revolve": Call(lambda: (6, 2)),
-    "ml.checkpoint.simulate": Call(lambda: (ml.checkpoint.store_all(3).actions, 3, True),
-                                   {(0, "empty list"): "no action: a valid (empty) run"}),
+    "ml.checkpoint.simulate": Call(lambda: (ml.checkpoint.store_all(3).actions, 3, True)),
     "ml.checkpoint.optimal_hetero": Call(lambda: (_chain(), 6)),
     "ml.checkpoint.multilevel_optimal": Call(lambda: (5, [3, None], [0.0, 1.0], [0.0, 1.0], 1.0),
                                              {(2, "empty list"): "no costs: every level free",
