@@ -19,8 +19,10 @@ def check_feed(order: Sequence[Node], feed: Mapping[Any, Any]) -> dict[Node, np.
     """Match the feed to the graph's placeholders (by node or by name) and validate it.
 
     Python numbers and lists are converted to the placeholder's dtype; a numpy
-    array must already have the right dtype and shape. A key that is neither a placeholder of
-    the graph nor the name of one is a :class:`FeedError` naming it (a typo is not ignored).
+    array must already have the right dtype and shape. A name that is no placeholder's of this
+    graph is a :class:`FeedError` naming it (a typo is not ignored), and so is a key that is
+    neither a name nor a placeholder; a placeholder node the graph does not need is skipped, so
+    that one feed can serve several graphs built on the same inputs.
     """
     if not isinstance(feed, Mapping):
         raise FeedError(f"the feed must be a dict of placeholder (or name) -> value, "
@@ -31,9 +33,12 @@ def check_feed(order: Sequence[Node], feed: Mapping[Any, Any]) -> dict[Node, np.
     for key, value in feed.items():
         node = key if isinstance(key, Node) else by_name.get(key) if isinstance(key, str) else None
         if node not in known_nodes:
+            if isinstance(node, Node) and node.op is PLACEHOLDER:
+                continue                  # another graph's input: one feed may serve several
             known = ", ".join(map(repr, by_name)) or "none"
-            raise FeedError(f"the feed has key {getattr(key, 'name', key)!r}, which is not a "
-                            f"placeholder of this graph (its placeholders: {known})")
+            what = f"{key.op.name} node {key.name!r}" if isinstance(key, Node) else repr(key)
+            raise FeedError(f"the feed has key {what}, which is not a placeholder of this graph "
+                            f"nor the name of one (its placeholders: {known})")
         if isinstance(value, (np.ndarray, np.generic)):
             arr = np.asarray(value)
             if arr.dtype != node.dtype:

@@ -84,7 +84,7 @@ def split_range(lo: int, hi: int, shares: Sequence[float]) -> list[tuple[int, in
 
 
 def _check_P(P: int) -> int:
-    return check_int(P, "P (processors)", 1, TreeError)
+    return check_int(P, "P", 1, TreeError)
 
 
 def all_to_all(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
