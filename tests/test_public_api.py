@@ -126,6 +126,21 @@ def test_the_readme_table_is_read():
     assert len(API_NAMES) > 80
 
 
+@pytest.mark.parametrize("cell,names", [
+    ("`ml.add, sub`", ["ml.add", "ml.sub"]),
+    ("`ml.Executor(outputs).run(feed)`", ["ml.Executor.run"]),
+    ("`ml.execute.NaiveRunner / PoolRunner`", ["ml.execute.NaiveRunner", "ml.execute.PoolRunner"]),
+    ("`ml.trees` (`Tree`, `peak`)", ["ml.trees", "ml.trees.Tree", "ml.trees.peak"]),
+    ("`ml.MemlabError` (and `GraphError`)", ["ml.MemlabError", "ml.GraphError"]),
+    ("`ml.models.seq2seq(a, b)` (`.loss`), `ml.scope(m)`", ["ml.models.seq2seq", "ml.scope"]),
+    ("`ml.memory.plan_sharing(o)`, `sharing.conditions`, `models.opennmt`",
+     ["ml.memory.plan_sharing", "ml.memory.sharing.conditions", "ml.models.opennmt"]),
+    ("`memlab.cuda.available()`", ["ml.cuda.available"]),
+])
+def test_the_reading_rules(cell, names):
+    assert names_in_cell(cell) == names
+
+
 # ---------------------------------------------------------------------------------------------
 # Item 5: every name works right after ``import memlab as ml``
 
@@ -142,8 +157,7 @@ def test_every_readme_name_resolves_in_a_fresh_interpreter():
 
 def test_one_version_from_the_package_metadata():
     """``memlab.__version__`` is pyproject.toml's version (read from the metadata once installed)."""
-    import tomllib
-
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert ml.__version__ == declared
 
@@ -268,7 +282,8 @@ CALLS: dict[str, Call] = {
                                  {(0, "empty list"): EMPTY_OUTPUTS, (1, "None"): NONE_DEFAULT}),
     "ml.live_bytes_lower_bound": Call(lambda: (ml.plan_memory(_graph()),)),
     "ml.check_plan": Call(lambda: (ml.plan_memory(_graph()),)),
-    **{name: Call(lambda: ([y := _graph()], ml.topo_order(y)))
+    **{name: Call(lambda: ([y := _graph()], ml.topo_order(y)),
+                  {(1, "None"): "order=None: the topological order"})
        for name in ("ml.Runner", "ml.execute.NaiveRunner", "ml.execute.PoolRunner")},
     "ml.execute.ArenaRunner": Call(lambda: ([y := _graph()], ml.plan_memory(y))),
     "ml.accumulate": Call(lambda: (_x(), _x(), "n"), dict(NAME_OK)),

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..graph import CONSTANT, PLACEHOLDER, Node, as_list, check_order
+from ..graph import CONSTANT, PLACEHOLDER, Node, as_list, check_order, topo_order
 from ..memory.liveness import reference_counts
 from .compute import check_feed, compute_node
 
@@ -54,9 +54,10 @@ class Runner:
     moves values in and out there).
     """
 
-    def __init__(self, outputs: Sequence[Node], order: Sequence[Node]) -> None:
+    def __init__(self, outputs: Sequence[Node], order: Sequence[Node] | None = None) -> None:
         self.outputs = as_list(outputs)
-        self.order = check_order(self.outputs, order)
+        # a given order is checked (every needed node once, inputs first); None: topological order
+        self.order = topo_order(self.outputs) if order is None else check_order(self.outputs, order)
         self.refcount = reference_counts(self.order)
         self.stats = RunStats()
 

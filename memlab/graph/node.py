@@ -148,8 +148,10 @@ NUMERIC = "biuf"
 
 def check_shape(shape: Any, what: str) -> tuple[int, ...]:
     """``shape`` as a tuple if it is a sequence of integers >= 0, else :class:`ShapeError`."""
-    dims = shape if isinstance(shape, (tuple, list)) else None
-    if dims is not None and all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in dims):
+    dims = shape if isinstance(shape, (tuple, list, range)) or \
+        (isinstance(shape, np.ndarray) and shape.ndim == 1) else None
+    if dims is not None and all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+                                and n >= 0 for n in dims):
         return tuple(int(n) for n in dims)
     raise ShapeError(f"{what} must be a sequence of integers >= 0, got {shape!r}")
 

@@ -14,7 +14,8 @@ from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN
                       compare_strategies, slide29_table, resnet_curve, lstm_curve, overhead,
                       layer_sizes)
 
-__all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq", "slide22", "slide23", "mlp", "mlp2", "training_outputs",
+__all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
+           "slide22", "slide23", "mlp", "mlp2", "training_outputs",
            "conv_resnet",
            "ShapeOnly", "shape_op", "mlp2_fused", "alexnet", "vgg", "googlenet", "resnet", "lstm", "GB", "SLIDE29",
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table",
