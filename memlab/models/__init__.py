@@ -4,7 +4,8 @@
 :mod:`.shape_only` the big networks a planner needs only shapes for (AlexNet-, VGG-, GoogLeNet-like
 networks, ResNets, unrolled LSTMs; p.29, p.35-36); :mod:`.studies` the slides' tables and curves
 (p.29, p.35-36); :mod:`.encoder_decoder` the sequence-to-sequence model of OpenNMT's notes (seed
-001). Imports the graph, memory and execute layers.
+001), and :mod:`.opennmt` its memory against target length. Imports the graph, memory and
+execute layers.
 """
 from . import zoo, shape_only, studies, encoder_decoder, opennmt
 from .encoder_decoder import Seq2Seq, seq2seq
