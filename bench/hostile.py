@@ -128,7 +128,12 @@ def main() -> None:
     ap.add_argument("--before", default="1c68832")
     ap.add_argument("--cases", default="")
     args = ap.parse_args()
-    cases = [hostile.BY_NAME[n] for n in args.cases.split(",")] if args.cases else hostile.CASES
+    names = [n for n in args.cases.split(",") if n] if args.cases else []
+    unknown = [n for n in names if n not in hostile.BY_NAME]
+    if unknown:
+        ap.error(f"--cases: unknown case(s) {', '.join(map(repr, unknown))}; the known cases are "
+                 + ", ".join(hostile.BY_NAME))
+    cases = [hostile.BY_NAME[n] for n in names] if names else hostile.CASES
     print(f"isolated: {ISOLATED} (python {sys.executable})")
     with tempfile.TemporaryDirectory() as tmp:
         old = extract(args.before, Path(tmp) / "before")

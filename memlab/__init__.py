@@ -27,7 +27,26 @@ from .memory import (MemoryPool, plan_memory, MemoryPlan, PlanStep, plan_offsets
 from .scheduling import trees, taskgraph, listsched, mapping, Tree, TaskGraph
 from . import testing, checkpoint
 
-__version__ = "0.2.0"
+
+def _version() -> str:
+    """The version in the package metadata; in a source checkout, its ``pyproject.toml`` (the
+    metadata of an editable install is written once, at install, and can be older)."""
+    import re
+    from importlib import metadata
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    if source.is_file():
+        found = re.search(r'^name = "memlab"\nversion = "([^"]+)"', source.read_text(), re.M)
+        if found:
+            return found.group(1)
+    try:
+        return metadata.version("memlab")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
 __all__ = ["MemlabError", "GraphError", "CycleError", "ShapeError", "UnknownOpError", "FeedError",
            "PlanError", "BudgetError", "ScheduleError", "TreeError", "GradingError", "DeviceError",
            "graph", "ops", "memory", "execute", "checkpoint", "models", "scheduling", "testing",
@@ -36,3 +55,12 @@ __all__ = ["MemlabError", "GraphError", "CycleError", "ShapeError", "UnknownOpEr
            "live_bytes_lower_bound", "OffsetPlan", "check_plan", "Plan", "coloring",
            "trees", "taskgraph", "listsched", "mapping", "Tree", "TaskGraph",
            *_graph_all]
+
+
+def __getattr__(name: str):
+    """``ml.cuda``: imported on first use, since it imports numba (``import memlab`` stays light)."""
+    if name == "cuda":
+        import importlib
+
+        return importlib.import_module(".cuda", __name__)
+    raise AttributeError(f"module 'memlab' has no attribute {name!r}")

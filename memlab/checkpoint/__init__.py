@@ -21,6 +21,7 @@ from .realchain import ChainModel, mlp_chain, run_schedule
 from .rewrite import recompute_graph, recomputed_nodes, forward_nodes as forward_nodes_of
 from .segments import every_k, sqrt_checkpoints, memonger, recursive_checkpoints
 from .remat_milp import RematResult, optimal_rematerialization
+from . import parallel
 
 __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "simulate",
            "revolve_advances", "optimal_forwards", "minimum_budget", "store_all", "recompute_all",
@@ -28,4 +29,4 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
            "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
            "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
-           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization"]
+           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization", "parallel"]

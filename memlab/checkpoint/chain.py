@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Iterable, NamedTuple, Sequence, Union
 
-from ..errors import ScheduleError
+from ..errors import ScheduleError, check_bool, check_list
 
 
 class Forward(NamedTuple):
@@ -93,6 +93,8 @@ def simulate(actions: Iterable[Action], l: int, record: bool = True) -> Simulati
     slot of ``y_{i+1}`` (of ``x_l`` for i = l). ``record=False`` skips the slot history.
     """
     check_length(l)
+    actions = check_list(actions, "simulate: actions", ScheduleError)
+    record = check_bool(record, "simulate: record", ScheduleError)
     slot_of: dict[tuple[str, int], int] = {("x", 0): 0}   # held value -> its slot
     free: list[int] = []                                 # free slots below the top, a heap
     top = 1                                              # slots ever used

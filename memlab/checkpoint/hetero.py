@@ -21,17 +21,35 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import BudgetError, ScheduleError
-from .chain import Action, Backward, Forward, Free, check_length
+from ..errors import BudgetError, ScheduleError, check_numbers
+from .chain import Action, Backward, Forward, Free
 
 
 @dataclass
 class HeteroChain:
-    """A chain with ``sizes[0..l]`` (units), ``forward_costs[0..l-1]`` and ``backward_costs[0..l]``."""
+    """A chain with ``sizes[0..l]`` (units), ``forward_costs[0..l-1]`` and ``backward_costs[0..l]``;
+    checked when built: the lengths must agree, sizes be whole units >= 0 and costs >= 0."""
 
     sizes: list[int]
     forward_costs: list[float]
     backward_costs: list[float]
+
+    def __post_init__(self) -> None:
+        fwd = check_numbers(self.forward_costs, "HeteroChain: forward_costs", 0, ScheduleError,
+                            nonempty=True)
+        l = len(fwd)
+        sizes = check_numbers(self.sizes, "HeteroChain: sizes", 0, ScheduleError)
+        bwd = check_numbers(self.backward_costs, "HeteroChain: backward_costs", 0, ScheduleError)
+        if len(sizes) != l + 1:
+            raise ScheduleError(f"HeteroChain: sizes needs l + 1 = {l + 1} entries (x0..x{l}) for "
+                                f"{l} forward_costs, got {len(sizes)}")
+        if len(bwd) != l + 1:
+            raise ScheduleError(f"HeteroChain: backward_costs needs l + 1 = {l + 1} entries "
+                                f"(B0..B{l}) for {l} forward_costs, got {len(bwd)}")
+        if any(int(s) != s for s in sizes):
+            raise ScheduleError("HeteroChain: sizes must be whole units (integers); scale them, "
+                                "e.g. to KB")
+        self.sizes, self.forward_costs, self.backward_costs = [int(s) for s in sizes], fwd, bwd
 
     @property
     def l(self) -> int:
@@ -45,23 +63,12 @@ class HeteroChain:
 
 def hetero_chain(sizes: Sequence[int], forward_costs: Sequence[float],
                  backward_costs: Sequence[float] | None = None) -> HeteroChain:
-    """Validate and build a :class:`HeteroChain` (``backward_costs`` default: twice the forward's)."""
-    l = check_length(len(forward_costs))
-    if len(sizes) != l + 1:
-        raise ScheduleError(f"sizes needs l + 1 = {l + 1} entries (x0..x{l}), got {len(sizes)}")
+    """Build a :class:`HeteroChain` (``backward_costs`` default: twice the forward's, and 0 for
+    the last step)."""
     if backward_costs is None:
-        backward_costs = [2 * c for c in forward_costs] + [0.0]
-    if len(backward_costs) != l + 1:
-        raise ScheduleError(f"backward_costs needs l + 1 = {l + 1} entries, got {len(backward_costs)}")
-    for name, vals in (("sizes", sizes), ("forward_costs", forward_costs),
-                       ("backward_costs", backward_costs)):
-        for i, v in enumerate(vals):
-            if not np.isfinite(v) or v < 0:
-                raise ScheduleError(f"{name}[{i}] = {v!r}: sizes and costs must be >= 0")
-    if any(int(s) != s for s in sizes):
-        raise ScheduleError("sizes must be whole units (integers); scale them, e.g. to KB")
-    return HeteroChain([int(s) for s in sizes], [float(c) for c in forward_costs],
-                       [float(c) for c in backward_costs])
+        fwd = check_numbers(forward_costs, "hetero_chain: forward_costs", 0, ScheduleError)
+        backward_costs = [2 * c for c in fwd] + [0.0]
+    return HeteroChain(sizes, forward_costs, backward_costs)
 
 
 @dataclass
@@ -193,7 +200,10 @@ def replay_memory(actions: Sequence[Action], chain: HeteroChain) -> int:
 
 def optimal_hetero(chain: HeteroChain, budget: int) -> HeteroSchedule:
     """The least-time schedule of ``chain`` within ``budget`` memory units (rotor's dynamic program)."""
-    if not isinstance(budget, (int, np.integer)) or budget < 0:
+    if not isinstance(chain, HeteroChain):
+        raise ScheduleError(f"optimal_hetero: chain must be a HeteroChain (see hetero_chain), "
+                            f"got {type(chain).__name__} {chain!r:.60}")
+    if not isinstance(budget, (int, np.integer)) or isinstance(budget, bool) or budget < 0:
         raise BudgetError(f"budget must be a whole number of units >= 0, got {budget!r}")
     upper = sum(chain.sizes) + max(chain.sizes)  # more than store-all ever holds
     return HeteroPlanner(chain, max(int(budget), upper)).schedule(int(budget))

@@ -20,7 +20,7 @@ from functools import lru_cache
 from math import inf
 from typing import Sequence
 
-from ..errors import BudgetError, ScheduleError
+from ..errors import BudgetError, ScheduleError, check_int, check_list, check_number, check_numbers
 from .chain import check_length
 
 
@@ -69,8 +69,14 @@ def multilevel_optimal(l: int, slots: Sequence[int | None], write: Sequence[floa
     too small.
     """
     check_length(l)
-    write = list(write) or [0.0] * len(slots)
-    read = list(read) or [0.0] * len(slots)
+    slots = check_list(slots, "multilevel_optimal: slots", BudgetError, nonempty=True)
+    for k, c in enumerate(slots):
+        if c is not None:
+            check_int(c, f"multilevel_optimal: slots[{k}] (or None: unlimited)", 0, BudgetError)
+    write = check_numbers(write, "multilevel_optimal: write", 0, ScheduleError) or [0.0] * len(slots)
+    read = check_numbers(read, "multilevel_optimal: read", 0, ScheduleError) or [0.0] * len(slots)
+    forward_cost = check_number(forward_cost, "multilevel_optimal: forward_cost", 0,
+                                error=ScheduleError)
     _levels(slots, write, read)
     if slots[0] < (2 if l == 1 else 3):
         raise BudgetError(f"level 0 has {slots[0]} slot(s), too few for l = {l}: "

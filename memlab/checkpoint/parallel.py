@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..errors import MemlabError
+from ..errors import MemlabError, check_bool, check_int, check_number
 
 ADAM_STATES = 12  #: bytes per parameter of Adam's fp32 states in mixed precision (ZeRO's K)
 
@@ -45,14 +45,23 @@ class Model:
 def uniform_model(layers: int, params_per_layer: int, act_per_sample: float,
                   boundary_per_sample: float | None = None) -> Model:
     """``layers`` equal layers (a transformer-like stack)."""
-    if layers < 1 or params_per_layer < 0 or act_per_sample < 0:
-        raise MemlabError("layers must be >= 1; parameters and activations >= 0")
-    b = act_per_sample / 8 if boundary_per_sample is None else boundary_per_sample
+    check_int(layers, "uniform_model: layers", 1)
+    check_int(params_per_layer, "uniform_model: params_per_layer", 0)
+    check_number(act_per_sample, "uniform_model: act_per_sample", 0)
+    b = act_per_sample / 8 if boundary_per_sample is None else \
+        check_number(boundary_per_sample, "uniform_model: boundary_per_sample", 0)
     return Model([params_per_layer] * layers, [act_per_sample] * layers, [b] * layers)
 
 
+def _check_model(model: object, what: str) -> Model:
+    if not isinstance(model, Model):
+        raise MemlabError(f"{what}: model must be a Model (uniform_model or from_sizes), "
+                          f"got {type(model).__name__} {model!r:.60}")
+    return model
+
+
 def _stages(model: Model, S: int) -> list[range]:
-    if not isinstance(S, int) or S < 1 or S > model.layers:
+    if not isinstance(S, int) or isinstance(S, bool) or S < 1 or S > model.layers:
         raise MemlabError(f"stages must be an integer in 1..{model.layers} (one layer at least "
                           f"per stage), got {S!r}")
     cuts = [round(k * model.layers / S) for k in range(S + 1)]
@@ -60,7 +69,8 @@ def _stages(model: Model, S: int) -> list[range]:
 
 
 def _check_micro(batch: int, M: int) -> float:
-    if not isinstance(M, int) or M < 1 or batch % M:
+    check_int(batch, "batch (samples)", 1)
+    if not isinstance(M, int) or isinstance(M, bool) or M < 1 or batch % M:
         raise MemlabError(f"micro-batches must divide the batch ({batch}), got {M!r}")
     return batch / M
 
@@ -68,7 +78,9 @@ def _check_micro(batch: int, M: int) -> float:
 def pipeline_memory(model: Model, S: int, M: int, batch: int, remat: bool = False) -> list[float]:
     """Peak bytes per device of GPipe with ``S`` stages and ``M`` micro-batches (weights and their
     training state, plus activations)."""
+    _check_model(model, "pipeline_memory")
     micro = _check_micro(batch, M)
+    check_bool(remat, "pipeline_memory: remat")
     out = []
     for stage in _stages(model, S):
         weights = (4 + ADAM_STATES) * sum(model.params[i] for i in stage)
@@ -83,12 +95,19 @@ def pipeline_memory(model: Model, S: int, M: int, batch: int, remat: bool = Fals
 
 def bubble_fraction(S: int, M: int) -> float:
     """GPipe's idle fraction: ``(S - 1) / (M + S - 1)``."""
+    check_int(S, "bubble_fraction: S (stages)", 1)
+    check_int(M, "bubble_fraction: M (micro-batches)", 1)
     return (S - 1) / (M + S - 1)
 
 
 def pipeline_time(S: int, M: int, forward: float = 1.0, backward: float = 2.0,
                   remat: bool = False) -> float:
     """Time of one GPipe step in units of one micro-batch's forward on one stage."""
+    check_int(S, "pipeline_time: S (stages)", 1)
+    check_int(M, "pipeline_time: M (micro-batches)", 1)
+    check_number(forward, "pipeline_time: forward", 0)
+    check_number(backward, "pipeline_time: backward", 0)
+    check_bool(remat, "pipeline_time: remat")
     f = forward + (forward if remat else 0.0)
     return (M + S - 1) * (forward + backward) + (M + S - 1) * (f - forward)
 
@@ -96,7 +115,9 @@ def pipeline_time(S: int, M: int, forward: float = 1.0, backward: float = 2.0,
 def simulate_pipeline(model: Model, S: int, M: int, batch: int, remat: bool = False) -> list[float]:
     """Replay GPipe step by step (all forwards, then all backwards; micro-batch m on stage s at
     tick m + s) and return the most bytes each device held."""
+    _check_model(model, "simulate_pipeline")
     micro = _check_micro(batch, M)
+    check_bool(remat, "simulate_pipeline: remat")
     stages = _stages(model, S)
     held = [(4 + ADAM_STATES) * sum(model.params[i] for i in st) for st in stages]
     peak = list(held)
@@ -125,9 +146,11 @@ ZERO = ("plain", "zero-1", "zero-2", "zero-3")
 def data_parallel_memory(model: Model, N: int, batch: int, stage: str = "plain") -> float:
     """Peak bytes per device with ``N``-way data parallelism at ZeRO ``stage`` (``"plain"``,
     ``"zero-1"``, ``"zero-2"``, ``"zero-3"``: fully sharded)."""
+    _check_model(model, "data_parallel_memory")
     if stage not in ZERO:
         raise MemlabError(f"stage must be one of {', '.join(ZERO)}, got {stage!r}")
-    if not isinstance(N, int) or N < 1 or batch % N:
+    check_int(batch, "data_parallel_memory: batch (samples)", 1)
+    if not isinstance(N, int) or isinstance(N, bool) or N < 1 or batch % N:
         raise MemlabError(f"devices must divide the batch ({batch}), got {N!r}")
     P = sum(model.params)
     weights, grads, states = 2 * P, 2 * P, ADAM_STATES * P

@@ -89,6 +89,12 @@ class ChainRun:
 
 def run_schedule(schedule: Schedule, model: ChainModel) -> ChainRun:
     """Execute ``schedule`` on ``model`` with every value in its simulated slot of one buffer."""
+    if not isinstance(schedule, Schedule):
+        raise ScheduleError(f"run_schedule: schedule must be a Schedule (store_all, optimal, ...), "
+                            f"got {type(schedule).__name__} {schedule!r:.60}")
+    if not isinstance(model, ChainModel):
+        raise ScheduleError(f"run_schedule: model must be a ChainModel (see mlp_chain), "
+                            f"got {type(model).__name__} {model!r:.60}")
     if schedule.l != model.l:
         raise ScheduleError(f"the schedule is for l = {schedule.l}, the model has l = {model.l}")
     sim = simulate(schedule.actions, model.l)

@@ -24,8 +24,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import BudgetError, PlanError
+from ..errors import BudgetError, PlanError, check_callable, check_list, check_number
 from ..graph import Node, as_list, topo_order
+from .rewrite import training_outputs
 
 MAX_NODES = 40  #: the integer program grows like n^2 variables and n^2 x edges constraints
 
@@ -153,8 +154,16 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
 
     from scipy.optimize import milp
 
-    outputs = as_list(outputs)
-    cost = cost or (lambda v: 1.0)
+    outputs = training_outputs(outputs, "optimal_rematerialization")
+    check_number(budget, "optimal_rematerialization: budget (bytes)", low=0, error=BudgetError)
+    cost = (lambda v: 1.0) if cost is None else \
+        check_callable(cost, "optimal_rematerialization: cost (a function of a node)", PlanError)
+    if order is not None:
+        order = check_list(order, "optimal_rematerialization: order", PlanError)
+        if not all(isinstance(n, Node) for n in order):
+            raise PlanError("optimal_rematerialization: order must be a list of Nodes")
+    check_number(time_limit, "optimal_rematerialization: time_limit (seconds)", above=0,
+                 error=PlanError)
     floor = minimum_budget(outputs)
     if budget < floor:
         raise BudgetError(f"a budget of {budget:g} bytes is too small: the minimum is {floor} bytes "

@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..errors import GraphError, PlanError
+from ..errors import GraphError, PlanError, check_list
 from ..graph import Node, Op, adjoint_of, as_list, topo_order
 
 
@@ -46,6 +46,14 @@ class Recompute(Op):
 RECOMPUTE = Recompute()
 
 
+def training_outputs(outputs: Node | Sequence[Node], what: str) -> list[Node]:
+    """``outputs`` as ``[loss, *gradients]`` (at least the loss), else :class:`GraphError`."""
+    outputs = as_list(outputs)
+    if not outputs:
+        raise GraphError(f"{what}: outputs must hold the loss and its gradients, got none")
+    return outputs
+
+
 def forward_nodes(outputs: Sequence[Node]) -> list[Node]:
     """The computed nodes the loss (``outputs[0]``) depends on, in topological order."""
     return [n for n in topo_order(outputs[0]) if n.op.computes]
@@ -53,7 +61,8 @@ def forward_nodes(outputs: Sequence[Node]) -> list[Node]:
 
 def _check_keep(outputs: Sequence[Node], keep: Iterable[Node]) -> set[Node]:
     forward = set(forward_nodes(outputs))
-    keep = set(keep)
+    keep = set(check_list(keep, "recompute_graph: keep (nodes, or a list of sets of them)",
+                          PlanError))
     for k in keep:
         if not isinstance(k, Node):
             raise PlanError(f"keep holds {type(k).__name__}, not a Node")
@@ -73,9 +82,7 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
     recomputed once per group of ``K1`` and held as inner checkpoints, from which the rest of a
     group is recomputed again, group by group; and so on for further levels.
     """
-    outputs = as_list(outputs)
-    if not outputs:
-        raise GraphError("recompute_graph needs the loss and its gradients")
+    outputs = training_outputs(outputs, "recompute_graph")
     levels = _levels(outputs, keep)
     forward = forward_nodes(outputs)
     is_forward = set(forward)

@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..errors import BudgetError, PlanError
+from ..errors import BudgetError, PlanError, check_int, check_number
 from ..graph import Node, as_list
 from ..memory import plan_offsets
-from .rewrite import forward_nodes, recompute_graph, recomputed_nodes
+from .rewrite import forward_nodes, recompute_graph, recomputed_nodes, training_outputs
 
 
 def _candidates(outputs: Sequence[Node]) -> list[Node]:
@@ -28,15 +28,14 @@ def _candidates(outputs: Sequence[Node]) -> list[Node]:
 
 def every_k(outputs: Sequence[Node], k: int) -> set[Node]:
     """Keep every ``k``-th forward node in topological order (p.31)."""
-    outputs = as_list(outputs)
-    if not isinstance(k, int) or k < 1:
-        raise PlanError(f"k must be an integer >= 1, got {k!r}")
+    outputs = training_outputs(outputs, "every_k")
+    check_int(k, "every_k: k", 1, PlanError)
     return {n for i, n in enumerate(_candidates(outputs)) if (i + 1) % k == 0}
 
 
 def sqrt_checkpoints(outputs: Sequence[Node]) -> set[Node]:
     """Keep every ``round(sqrt(N))``-th of the ``N`` forward nodes (p.33)."""
-    outputs = as_list(outputs)
+    outputs = training_outputs(outputs, "sqrt_checkpoints")
     n = len(_candidates(outputs))
     return every_k(outputs, max(1, round(math.sqrt(n)))) if n else set()
 
@@ -60,7 +59,9 @@ def planned_bytes(outputs: Sequence[Node], keep: set[Node]) -> int:
 def memonger(outputs: Sequence[Node], budget: int | None = None) -> set[Node]:
     """Chen et al.'s search: thresholds around ``sqrt(total x largest)``; the kept set whose plan
     takes the fewest bytes, or, with ``budget``, the one that recomputes least within it."""
-    outputs = as_list(outputs)
+    outputs = training_outputs(outputs, "memonger")
+    if budget is not None:
+        check_number(budget, "memonger: budget (bytes, or None)", low=0, error=BudgetError)
     cands = _candidates(outputs)
     if not cands:
         return set()
@@ -87,9 +88,8 @@ def recursive_checkpoints(outputs: Sequence[Node], levels: int = 2) -> list[set[
     of ``levels`` keeps every ``N^((levels + 1 - l) / (levels + 1))``-th forward value, so each
     group is cut again, down to groups of about ``N^(1 / (levels + 1))`` values (one level is
     sqrt(N); more levels hold less and recompute more)."""
-    outputs = as_list(outputs)
-    if not isinstance(levels, int) or levels < 1:
-        raise PlanError(f"levels must be an integer >= 1, got {levels!r}")
+    outputs = training_outputs(outputs, "recursive_checkpoints")
+    check_int(levels, "recursive_checkpoints: levels", 1, PlanError)
     n = len(_candidates(outputs))
     out: list[set[Node]] = []
     taken: set[Node] = set()

@@ -14,8 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import PlanError
-from ..graph import Node
-from ..memory.plan import Plan
+from ..graph import Node, as_list
+from ..memory.plan import Plan, check_is_plan
 from .runner import Runner
 
 
@@ -26,9 +26,8 @@ def check_placement(outputs: Sequence[Node], plan: Plan) -> None:
     aligned to its itemsize, inside the arena); :func:`~memlab.memory.checkplan.check_plan`
     checks the rest (no two live values overlap).
     """
-    if not isinstance(plan, Plan):
-        raise PlanError(f"plan= needs a memory plan (plan_memory or plan_offsets), "
-                        f"got {type(plan).__name__}")
+    check_is_plan(plan, "plan=")
+    outputs = as_list(outputs)
     if list(plan.outputs) != list(outputs) and set(plan.outputs) != set(outputs):
         names = ", ".join(o.name for o in outputs)
         raise PlanError(f"the plan was made for other outputs than {names}")

@@ -6,7 +6,8 @@ naming the node. Every runner of :mod:`memlab.execute` uses both.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -18,14 +19,26 @@ def check_feed(order: Sequence[Node], feed: Mapping[Any, Any]) -> dict[Node, np.
     """Match the feed to the graph's placeholders (by node or by name) and validate it.
 
     Python numbers and lists are converted to the placeholder's dtype; a numpy
-    array must already have the right dtype and shape.
+    array must already have the right dtype and shape. A name that is no placeholder's of this
+    graph is a :class:`FeedError` naming it (a typo is not ignored), and so is a key that is
+    neither a name nor a placeholder; a placeholder node the graph does not need is skipped, so
+    that one feed can serve several graphs built on the same inputs.
     """
-    by_name = {n.name: n for n in order if n.op is PLACEHOLDER}
+    if not isinstance(feed, Mapping):
+        raise FeedError(f"the feed must be a dict of placeholder (or name) -> value, "
+                        f"got {type(feed).__name__} {feed!r:.60}")
+    placeholders = [n for n in order if n.op is PLACEHOLDER]
+    by_name, known_nodes = {n.name: n for n in placeholders}, set(placeholders)
     values: dict[Node, np.ndarray] = {}
     for key, value in feed.items():
-        node = key if isinstance(key, Node) else by_name.get(key)
-        if node is None:
-            continue  # feeding more than this graph needs is allowed
+        node = key if isinstance(key, Node) else by_name.get(key) if isinstance(key, str) else None
+        if node not in known_nodes:
+            if isinstance(node, Node) and node.op is PLACEHOLDER:
+                continue                  # another graph's input: one feed may serve several
+            known = ", ".join(map(repr, by_name)) or "none"
+            what = f"{key.op.name} node {key.name!r}" if isinstance(key, Node) else repr(key)
+            raise FeedError(f"the feed has key {what}, which is not a placeholder of this graph "
+                            f"nor the name of one (its placeholders: {known})")
         if isinstance(value, (np.ndarray, np.generic)):
             arr = np.asarray(value)
             if arr.dtype != node.dtype:

@@ -60,9 +60,9 @@ class Executor:
         elif plan is not None:
             self.runner = ArenaRunner(self.outputs, plan)
         elif memory == "pool":
-            self.runner = PoolRunner(self.outputs, topo_order(self.outputs))
+            self.runner = PoolRunner(self.outputs)
         else:
-            self.runner = NaiveRunner(self.outputs, topo_order(self.outputs))
+            self.runner = NaiveRunner(self.outputs)
         self.order = self.runner.order
 
     @property

@@ -18,7 +18,7 @@ from .runner import Runner
 class PoolRunner(Runner):
     """Run ``outputs`` imperatively through a fresh :class:`MemoryPool` per run (p.14-16)."""
 
-    def __init__(self, outputs: Sequence[Node], order: Sequence[Node]) -> None:
+    def __init__(self, outputs: Sequence[Node], order: Sequence[Node] | None = None) -> None:
         super().__init__(outputs, order)
         self.pool = MemoryPool()
         self._blocks: dict[Node, Block] = {}

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..graph import CONSTANT, PLACEHOLDER, Node
+from ..graph import CONSTANT, PLACEHOLDER, Node, as_list, check_order, topo_order
 from ..memory.liveness import reference_counts
 from .compute import check_feed, compute_node
 
@@ -54,9 +54,10 @@ class Runner:
     moves values in and out there).
     """
 
-    def __init__(self, outputs: Sequence[Node], order: Sequence[Node]) -> None:
-        self.outputs = list(outputs)
-        self.order = list(order)
+    def __init__(self, outputs: Sequence[Node], order: Sequence[Node] | None = None) -> None:
+        self.outputs = as_list(outputs)
+        # a given order is checked (every needed node once, inputs first); None: topological order
+        self.order = topo_order(self.outputs) if order is None else check_order(self.outputs, order)
         self.refcount = reference_counts(self.order)
         self.stats = RunStats()
 
@@ -90,7 +91,8 @@ class Runner:
     # -- the loop -----------------------------------------------------------------------------
     def run(self, feed: Mapping[Any, Any] | None = None) -> list[np.ndarray]:
         """Compute every output (p.12: traverse in topological order); returns their values."""
-        values = {n: self.load(n, a) for n, a in check_feed(self.order, feed or {}).items()}
+        feed = {} if feed is None else feed
+        values = {n: self.load(n, a) for n, a in check_feed(self.order, feed).items()}
         self.start()
         refs, keep, stats = dict(self.refcount), set(self.outputs), RunStats()
         for node in self.order:

@@ -58,7 +58,8 @@ class Op:
 
     def __call__(self, *inputs: Any, name: str | None = None, **attrs: Any) -> Node:
         like = next((x for x in inputs if isinstance(x, Node)), None)
-        return Node(self, [as_node(x, like) for x in inputs], name=name, attrs=attrs)
+        return Node(self, [x if isinstance(x, Node) else as_node(x, like, f"{self.name}: input {i}")
+                           for i, x in enumerate(inputs)], name=name, attrs=attrs)
 
     def __repr__(self) -> str:
         return f"<Op {self.name}>"
@@ -105,6 +106,8 @@ class Node:
         self.attrs = dict(attrs or {})
         self.value = value
         self.scope: Scope | None = current_scope()
+        if name is not None and not isinstance(name, str):
+            raise GraphError(f"a node's name must be a string or None, got {name!r}")
         self.name = name or f"{getattr(op, 'name', 'node')}_{self.id}"
         if not isinstance(op, Op):
             raise UnknownOpError(f"node {self.name!r}: {op!r} is not a memlab Op")
@@ -139,14 +142,47 @@ class Node:
         return f"<{self.name}: {self.op.name}{list(self.shape)} {self.dtype}>"
 
 
+#: dtype kinds a value may have: booleans, integers, floating point
+NUMERIC = "biuf"
+
+
+def check_shape(shape: Any, what: str) -> tuple[int, ...]:
+    """``shape`` as a tuple if it is a sequence of integers >= 0, else :class:`ShapeError`."""
+    dims = shape if isinstance(shape, (tuple, list, range)) or \
+        (isinstance(shape, np.ndarray) and shape.ndim == 1) else None
+    if dims is not None and all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+                                and n >= 0 for n in dims):
+        return tuple(int(n) for n in dims)
+    raise ShapeError(f"{what} must be a sequence of integers >= 0, got {shape!r}")
+
+
+def check_dtype(dtype: Any, what: str) -> np.dtype:
+    """``dtype`` as a numpy dtype of numbers (bool, int, uint, float), else :class:`GraphError`."""
+    try:
+        dt = np.dtype(dtype) if dtype is not None and not isinstance(dtype, (int, list)) else None
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in NUMERIC:
+        raise GraphError(f"{what} must be a numpy dtype of numbers (bool, int, uint or float, "
+                         f"e.g. 'float32'), got {dtype!r}")
+    return dt
+
+
 def placeholder(name: str, shape: Sequence[int] = (), dtype: Any = DEFAULT_DTYPE) -> Node:
     """An input value, fed at run time (``a`` and ``b`` on p.10)."""
-    return Node(PLACEHOLDER, (), name=name, shape=tuple(shape), dtype=dtype)
+    if not isinstance(name, str) or not name:
+        raise GraphError(f"placeholder: name must be a non-empty string (the feed's key), "
+                         f"got {name!r}")
+    shape = check_shape(shape, f"placeholder {name!r}: shape")
+    return Node(PLACEHOLDER, (), name=name, shape=shape,
+                dtype=check_dtype(dtype, f"placeholder {name!r}: dtype"))
 
 
 def constant(value: Any, name: str | None = None, dtype: Any = None) -> Node:
     """A constant value baked into the graph (the ``3`` of ``exp(a*b+3)``)."""
-    arr = np.asarray(value, dtype=dtype)
+    if dtype is not None:
+        dtype = check_dtype(dtype, "constant: dtype")
+    arr = _numeric(value, "constant: value", dtype)
     if dtype is None and arr.dtype == np.float64 and not isinstance(value, np.ndarray):
         arr = arr.astype(DEFAULT_DTYPE)  # Python floats default to float32, like placeholders
     if name is None:
@@ -154,10 +190,26 @@ def constant(value: Any, name: str | None = None, dtype: Any = None) -> Node:
     return Node(CONSTANT, (), name=name, shape=arr.shape, dtype=arr.dtype, value=arr)
 
 
-def as_node(x: Any, like: Node | None = None) -> Node:
-    """``x`` if it is a node, else a constant (with ``like``'s dtype for Python numbers)."""
+def _numeric(value: Any, what: str, dtype: np.dtype | None = None,
+             allowed: str = "a number or an array of numbers") -> np.ndarray:
+    """``value`` as an array of numbers, else :class:`GraphError` (None, strings, objects)."""
+    try:
+        arr = np.asarray(value)
+        if arr.dtype.kind in NUMERIC and dtype is not None:
+            arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.dtype.kind not in NUMERIC:
+        raise GraphError(f"{what} must be {allowed}, got {type(value).__name__} {value!r:.60}")
+    return arr
+
+
+def as_node(x: Any, like: Node | None = None, what: str = "an operand") -> Node:
+    """``x`` if it is a node, else a constant (with ``like``'s dtype for Python numbers); anything
+    else (None, a string) is a :class:`GraphError` naming ``what``."""
     if isinstance(x, Node):
         return x
+    _numeric(x, what, allowed="a Node, a number or an array of numbers")
     if like is not None and np.ndim(x) == 0 and like.dtype.kind == "f":
         return constant(x, dtype=like.dtype)
     return constant(x)

@@ -9,13 +9,17 @@ from __future__ import annotations
 import heapq
 from typing import Any, Callable, Iterable, Sequence
 
-from ..errors import CycleError, GraphError, PlanError
+from ..errors import CycleError, GraphError, PlanError, check_callable, check_list
 from .node import Node
 
 
 def as_list(outputs: Node | Iterable[Node]) -> list[Node]:
+    """``outputs`` as a list of nodes (one node or a list of them), else :class:`GraphError`."""
     if isinstance(outputs, Node):
         return [outputs]
+    if isinstance(outputs, (str, bytes, dict)) or not isinstance(outputs, Iterable):
+        raise GraphError(f"outputs must be a Node or a list of Nodes, got {type(outputs).__name__} "
+                         f"{outputs!r:.60}")
     out = list(outputs)
     for i, x in enumerate(out):
         if not isinstance(x, Node):
@@ -90,6 +94,7 @@ def priority_order(outputs: Node | Iterable[Node], key: Callable[[Node], Any]) -
     With a key by timestep this is the order a module framework runs an unrolled network in:
     forward step by step, then backward from the last step to the first (OpenNMT).
     """
+    check_callable(key, "priority_order: key", GraphError)
     nodes = topo_order(outputs)
     waiting = {n: len(set(n.inputs)) for n in nodes}
     readers: dict[Node, list[Node]] = {n: [] for n in nodes}
@@ -128,7 +133,7 @@ def check_order(outputs: Node | Iterable[Node], order: Sequence[Node]) -> list[N
     need = set(needed)
     seen: set[Node] = set()
     result = []
-    for n in order:
+    for n in check_list(order, "order", PlanError):
         if not isinstance(n, Node):
             raise PlanError(f"order contains {type(n).__name__}, not a Node")
         if n in seen:

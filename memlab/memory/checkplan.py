@@ -15,7 +15,7 @@ from bisect import bisect_left, insort
 
 from ..errors import PlanError
 from ..graph import Node, check_order
-from .plan import Plan, TagPlan
+from .plan import Plan, TagPlan, check_is_plan
 
 
 def _own_lifetimes(order: list[Node], outputs: list[Node]) -> tuple[dict[Node, int], dict[Node, int]]:
@@ -41,9 +41,7 @@ def check_plan(plan: Plan) -> None:
     non-topological order, a missing or misaligned offset, or a value that
     runs past the arena.
     """
-    if not isinstance(plan, Plan):
-        raise PlanError(f"check_plan needs a memory plan (outputs, order, offset, total_bytes), "
-                        f"got {type(plan).__name__}")
+    check_is_plan(plan, "check_plan: plan")
     outputs = list(plan.outputs)
     order = check_order(outputs, list(plan.order))
     offset: dict[Node, int] = dict(plan.offset)

@@ -23,10 +23,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..errors import PlanError
+from ..errors import PlanError, check_bool
 from ..graph import Node
 from .liveness import inplace_clusters, inplace_partner, prepare
-from .plan import ALIGN, Plan, align, check_alignment
+from .plan import ALIGN, Plan, align, check_alignment, check_is_plan
 from .planner import MemoryPlan
 
 
@@ -71,6 +71,7 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     check_alignment(alignment)
     if method not in ("auto", "greedy", "scan"):
         raise PlanError(f"method must be 'auto', 'greedy' or 'scan', got {method!r}")
+    check_bool(inplace, "plan_offsets: inplace", PlanError)
     liveness = prepare(outputs, order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     life = liveness.lifetimes()
@@ -168,6 +169,7 @@ def live_bytes_lower_bound(plan: Plan) -> int:
     that the op may overwrite is counted once with the op's output, since
     they may share memory (p.20). Placeholders and constants are not counted.
     """
+    check_is_plan(plan, "live_bytes_lower_bound: plan")
     liveness = prepare(plan.outputs, plan.order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     out_set = set(outs)
@@ -197,6 +199,8 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | No
     tag if none), as TensorFlow Lite does for its shared objects. Same
     :class:`~memlab.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``).
     """
+    check_alignment(alignment)
+    check_bool(inplace, "plan_tags_by_size: inplace", PlanError)
     liveness = prepare(outputs, order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     life = liveness.lifetimes()

@@ -46,6 +46,14 @@ class Plan(Protocol):
     def total_bytes(self) -> int: ...
 
 
+def check_is_plan(plan: object, what: str) -> Plan:
+    """``plan`` if it is a :class:`Plan`, else :class:`~memlab.errors.PlanError` naming ``what``."""
+    if not isinstance(plan, Plan):
+        raise PlanError(f"{what} must be a memory plan (outputs, order, offset, total_bytes: "
+                        f"from plan_memory or plan_offsets), got {type(plan).__name__} {plan!r:.60}")
+    return plan
+
+
 @runtime_checkable
 class TagPlan(Plan, Protocol):
     """A plan by tags (p.22): ``storage[node]`` is a value's tag, ``storage_bytes[tag]`` its size."""

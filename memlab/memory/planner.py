@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Hashable, Iterable, Sequence
 
-from ..errors import PlanError
+from ..errors import PlanError, check_bool, check_callable, check_int
 from ..graph import Node
 from .liveness import check_size, prepare, reference_counts
 from .longest_path import node_colors
@@ -221,8 +221,13 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     check_alignment(alignment)
     if match not in ("best", "exact"):
         raise PlanError(f"match must be 'best' or 'exact', got {match!r}")
-    if not isinstance(colors, int) or colors < 1:
-        raise PlanError(f"colors must be a positive integer, got {colors!r}")
+    if not callable(inplace):
+        check_bool(inplace, "plan_memory: inplace (or a function of a node)", PlanError)
+    check_bool(share, "plan_memory: share", PlanError)
+    check_bool(trace, "plan_memory: trace", PlanError)
+    check_int(colors, "plan_memory: colors", 1, PlanError)
+    if group is not None:
+        check_callable(group, "plan_memory: group", PlanError)
     if group is not None and colors > 1:
         raise PlanError("plan_memory takes colors or group, not both")
     liveness = prepare(outputs, order)

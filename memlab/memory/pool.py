@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import PlanError
+from ..errors import PlanError, check_bool
 
 ROUND_BYTES = 512  #: requests are rounded up to a multiple of this (and to at least this)
 
@@ -90,11 +90,14 @@ class MemoryPool:
     """
 
     trace: bool = True
-    stats: PoolStats = field(default_factory=PoolStats)
-    events: list[PoolEvent] = field(default_factory=list)
-    blocks: dict[int, Block] = field(default_factory=dict)
-    _free: list[tuple[int, int]] = field(default_factory=list)  # (size, block id), sorted
-    _next_id: int = 0
+    stats: PoolStats = field(default_factory=PoolStats, init=False)
+    events: list[PoolEvent] = field(default_factory=list, init=False)
+    blocks: dict[int, Block] = field(default_factory=dict, init=False)
+    _free: list[tuple[int, int]] = field(default_factory=list, init=False)  # (size, id), sorted
+    _next_id: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.trace = check_bool(self.trace, "MemoryPool: trace", PlanError)
 
     @property
     def free_blocks(self) -> list[Block]:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Hashable, Iterable, NamedTuple, Sequence
 
-from ..errors import PlanError
-from ..graph import CONSTANT, Node, topo_order
+from ..errors import PlanError, check_bool, check_list
+from ..graph import CONSTANT, Node, as_list, topo_order
 from .plan import ALIGN
 from .planner import MemoryPlan, plan_memory
 
@@ -62,6 +62,8 @@ def plan_sharing(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     outside any scope share only among themselves. ``alignment``: as for
     :func:`~memlab.memory.planner.plan_memory` (256 for a GPU).
     """
+    for what, flag in (("local", local), ("vertical", vertical), ("horizontal", horizontal)):
+        check_bool(flag, f"plan_sharing: {what}", PlanError)
     base = _module if vertical and horizontal else (
         _replica if vertical else (_role if horizontal else None))
 
@@ -100,8 +102,10 @@ def conditions(loss: Node, order: Sequence[Node], first: Node, later: Node) -> C
     ``order`` runs the training step (forward and backward); the forward pass is every node the
     ``loss`` depends on. ``later`` may read ``first`` itself (then it would work in place).
     """
-    pos = {n: i for i, n in enumerate(order)}
-    for n in (first, later):
+    _check_node(loss, "conditions: loss")
+    pos = {n: i for i, n in enumerate(check_list(order, "conditions: order", PlanError))}
+    for what, n in (("first", first), ("later", later)):
+        _check_node(n, f"conditions: {what}")
         if n not in pos or not n.op.computes:
             raise PlanError(f"conditions: {n.name!r} is not a computed value of the order")
     if pos[later] <= pos[first]:
@@ -114,6 +118,11 @@ def conditions(loss: Node, order: Sequence[Node], first: Node, later: Node) -> C
         size_compatible=first.nbytes == later.nbytes)
 
 
+def _check_node(x: object, what: str) -> None:
+    if not isinstance(x, Node):
+        raise PlanError(f"{what} must be a Node, got {type(x).__name__} {x!r:.60}")
+
+
 def usage_table(loss: Node, grads: Sequence[Node], by: str = "module") -> list[dict]:
     """Bytes of one training step by module (``by="module"``) or node type (``by="op"``), in
     the seed's words: ``params`` (given weights), ``grad_params`` (their gradients, the
@@ -121,6 +130,8 @@ def usage_table(loss: Node, grads: Sequence[Node], by: str = "module") -> list[d
     backward values), with ``nodes`` the computed values counted; no sharing assumed."""
     if by not in ("module", "op"):
         raise PlanError(f"usage_table: by must be 'module' or 'op', got {by!r}")
+    _check_node(loss, "usage_table: loss")
+    grads = as_list(grads)
     forward = set(topo_order(loss))
     chains = set()                                     # each gradient and what it accumulates
     for g in grads:

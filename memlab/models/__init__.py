@@ -4,9 +4,10 @@
 :mod:`.shape_only` the big networks a planner needs only shapes for (AlexNet-, VGG-, GoogLeNet-like
 networks, ResNets, unrolled LSTMs; p.29, p.35-36); :mod:`.studies` the slides' tables and curves
 (p.29, p.35-36); :mod:`.encoder_decoder` the sequence-to-sequence model of OpenNMT's notes (seed
-001). Imports the graph, memory and execute layers.
+001), and :mod:`.opennmt` its memory against target length. Imports the graph, memory and
+execute layers.
 """
-from . import zoo, shape_only, studies, encoder_decoder
+from . import zoo, shape_only, studies, encoder_decoder, opennmt
 from .encoder_decoder import Seq2Seq, seq2seq
 from .zoo import slide22, slide23, mlp, mlp2, training_outputs, conv_resnet
 from .shape_only import ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, lstm, mlp2_fused
@@ -14,7 +15,8 @@ from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN
                       compare_strategies, slide29_table, resnet_curve, lstm_curve, overhead,
                       layer_sizes)
 
-__all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "Seq2Seq", "seq2seq", "slide22", "slide23", "mlp", "mlp2", "training_outputs",
+__all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
+           "slide22", "slide23", "mlp", "mlp2", "training_outputs",
            "conv_resnet",
            "ShapeOnly", "shape_op", "mlp2_fused", "alexnet", "vgg", "googlenet", "resnet", "lstm", "GB", "SLIDE29",
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table",

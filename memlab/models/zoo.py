@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..errors import GraphError, check_choice, check_int
 from ..graph import (Node, concat, conv, gradients, matmul, mul, placeholder, pool, relu, sigmoid,
                      softmax_cross_entropy, topo_order)
 
@@ -49,7 +50,11 @@ def mlp(depth: int = 2, batch: int = 64, n_in: int = 784, hidden: int = 256, n_o
     ``outputs`` (loss and gradients: the training graph) plus a ``feed``
     maker ``make_feed(seed)``.
     """
-    f = {"sigmoid": sigmoid, "relu": relu}[act]
+    acts = {"sigmoid": sigmoid, "relu": relu}
+    f = acts[check_choice(act, "mlp: act", acts, GraphError)]
+    for what, n in (("depth", depth), ("batch", batch), ("n_in", n_in), ("hidden", hidden),
+                    ("n_out", n_out)):
+        check_int(n, f"mlp: {what}", 1, GraphError)
     x = placeholder("input", (batch, n_in))
     labels = placeholder("label", (batch,), np.int32)
     widths = [n_in] + [hidden] * (depth - 1) + [n_out]

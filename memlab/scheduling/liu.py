@@ -26,7 +26,7 @@ child's list, so chains cost O(1) per node amortized.
 """
 from __future__ import annotations
 
-from .treebase import Tree
+from .treebase import Tree, check_tree
 
 __all__ = ["optimal_traversal", "segments", "subtree_optimal_peaks"]
 
@@ -98,6 +98,7 @@ def subtree_optimal_peaks(tree: Tree) -> list[float]:
 
 def segments(tree: Tree) -> list[tuple[float, float]]:
     """Absolute (hill, valley) pairs of the optimal traversal's profile (Liu 1987)."""
+    check_tree(tree, "segments: tree")
     root_segs, _ = _segment_lists(tree)
     out = []
     base = 0.0
@@ -110,6 +111,7 @@ def segments(tree: Tree) -> list[tuple[float, float]]:
 def optimal_traversal(tree: Tree) -> tuple[list[int], float]:
     """Minimum-peak traversal ``(order, peak)`` by Liu's 1987 hill-valley
     segment merging (exact, polynomial; seed 002, "Post-order is not optimal")."""
+    check_tree(tree, "optimal_traversal: tree")
     root_segs, nxt = _segment_lists(tree)
     for s, t in zip(root_segs, root_segs[1:]):
         nxt[s[3]] = t[2]

@@ -28,10 +28,10 @@ import bisect
 import math
 from typing import Sequence
 
-from ..errors import BudgetError, TreeError
+from ..errors import BudgetError, TreeError, check_int, check_number
 from .liu import optimal_traversal, subtree_optimal_peaks
 from .postorder import best_postorder
-from .treebase import Tree
+from .treebase import Tree, check_tree
 from .treesim import TreeSchedule, check_work, simulate
 
 __all__ = ["all_to_all", "proportional", "memory_aware", "sequential_minimum",
@@ -84,9 +84,7 @@ def split_range(lo: int, hi: int, shares: Sequence[float]) -> list[tuple[int, in
 
 
 def _check_P(P: int) -> int:
-    if int(P) != P or P < 1:
-        raise TreeError(f"P must be a positive integer, got {P}")
-    return int(P)
+    return check_int(P, "P", 1, TreeError)
 
 
 def all_to_all(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
@@ -94,6 +92,7 @@ def all_to_all(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
     """All-to-all mapping (seed 002): best post-order, all P processors on each
     node, which takes w_i / P**alpha (w_i / P by default)."""
     P = _check_P(P)
+    check_work(tree, w)
     order, _ = best_postorder(tree)
     rank = [0] * tree.n
     for k, v in enumerate(order):
@@ -229,6 +228,7 @@ def memory_aware(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
     minimum = sequential_minimum(tree)
     if M_B is None:
         M_B = minimum
+    check_number(M_B, "memory_aware: M_B (a memory bound, or None)", error=BudgetError)
     if M_B < minimum * (1 - 1e-12):
         raise BudgetError(f"memory bound M_B={M_B:g} is below the sequential minimum "
                           f"{minimum:g} (Liu's optimal traversal): no schedule fits")

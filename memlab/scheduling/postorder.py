@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import TreeError
-from .treebase import Tree
+from .treebase import Tree, check_tree
 
 __all__ = ["postorder_peak", "best_postorder", "postorder_from_children",
            "subtree_postorder_peaks", "best_child_order", "postorder_terms"]
@@ -62,6 +62,7 @@ def postorder_peak(tree: Tree, child_order: dict[int, Sequence[int]] | Sequence[
     (default: the order of ``tree.children``), by the seed's recursive formula
     max(max_j (P_j + sum_{i<j} f_i), sum_i f_i + m_R + f_R) (seed 002, "Post-order traversals").
     """
+    check_tree(tree, "postorder_peak: tree")
     children = tree.children if child_order is None else _check_child_order(tree, child_order)
     return subtree_postorder_peaks(tree, children)[tree.root]
 
@@ -99,6 +100,7 @@ def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
 def best_postorder(tree: Tree) -> tuple[list[int], float]:
     """Best post-order traversal ``(order, peak)`` (Liu 1986: subtrees in
     non-increasing P_i - f_i; seed 002, "Liu's best post-order traversals")."""
+    check_tree(tree, "best_postorder: tree")
     children, P = best_child_order(tree)
     return postorder_from_children(tree, children), P[tree.root]
 

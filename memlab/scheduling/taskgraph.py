@@ -167,7 +167,8 @@ class TaskGraph:
             while t not in path:
                 path.append(t)
                 t = next(u for u in self.pred[t] if u in left)
-            cyc = path[path.index(t):][::-1] + [t]
+            # path walked the cycle backwards from t: t <- path[i+1] <- ... ; print it forwards, closed
+            cyc = [t] + path[path.index(t) + 1:][::-1] + [t]
             raise TreeError(f"task {t!r} is on a cycle: " + " -> ".join(map(repr, cyc)))
         self._topo = out
         return list(out)

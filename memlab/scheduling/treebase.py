@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numbers
+
 import numpy as np
 
-from ..errors import TreeError
+from ..errors import TreeError, check_int, check_list
 
-__all__ = ["Tree", "peak", "memory_profile", "outtree_peak", "check_traversal"]
+__all__ = ["Tree", "peak", "memory_profile", "outtree_peak", "check_traversal", "check_tree"]
 
 
 class Tree:
@@ -37,7 +39,7 @@ class Tree:
 
     def __init__(self, parent: Sequence[int], f: Sequence[float],
                  m: Sequence[float] | None = None) -> None:
-        par = [int(p) for p in parent]
+        par = _ints(parent, "Tree: parent")
         n = len(par)
         if n == 0:
             raise TreeError("a tree needs at least one node (parent is empty)")
@@ -129,8 +131,26 @@ class Tree:
         return Tree(par, [self.f[v] for v in nodes], [self.m[v] for v in nodes])
 
 
+def check_tree(tree: object, what: str) -> Tree:
+    """``tree`` if it is a :class:`Tree`, else a :class:`TreeError` naming ``what``."""
+    if not isinstance(tree, Tree):
+        raise TreeError(f"{what} must be a Tree (e.g. Tree(parent, f)), got "
+                        f"{type(tree).__name__} {tree!r:.60}")
+    return tree
+
+
+def _ints(values: object, what: str) -> list[int]:
+    """A list of node indices (integers), else :class:`TreeError`."""
+    return [check_int(v, f"{what}[{i}]", error=TreeError)
+            for i, v in enumerate(check_list(values, what, TreeError))]
+
+
 def _sizes(values: Iterable[float], n: int, name: str) -> list[float]:
-    vals = [float(v) for v in values]
+    vals = check_list(values, f"Tree: {name}", TreeError)
+    for i, v in enumerate(vals):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool):
+            raise TreeError(f"node {i}: size {name}[{i}] must be a number, got {v!r}")
+    vals = [float(v) for v in vals]
     if len(vals) != n:
         raise TreeError(f"length mismatch: {name} has {len(vals)} entries but parent has {n}")
     for i, v in enumerate(vals):
@@ -147,7 +167,8 @@ def check_traversal(tree: Tree, order: Sequence[int]) -> list[int]:
 
     Returns the order as a list of ints; raises TreeError naming the node.
     """
-    order = [int(v) for v in order]
+    check_tree(tree, "tree")
+    order = _ints(order, "order")
     n = tree.n
     if len(order) != n:
         raise TreeError(f"order has {len(order)} nodes but the tree has {n}: "
@@ -229,7 +250,8 @@ def outtree_peak(tree: Tree, order: Sequence[int]) -> float:
     ``outtree_peak(tree, order[::-1]) == peak(tree, order)``. ``order`` must
     be a traversal of the out-tree (every node after its in-tree parent).
     """
-    order = [int(v) for v in order]
+    check_tree(tree, "outtree_peak: tree")
+    order = _ints(order, "outtree_peak: order")
     check_traversal(tree, order[::-1])
     f, m, ch = tree.f, tree.m, tree.children
     best = 0.0

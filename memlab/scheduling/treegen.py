@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TreeError
+from ..errors import TreeError, check_int, check_number
 from .treebase import Tree
 
 __all__ = ["random_parents", "random_tree", "postorder_counterexample", "counterexample_peaks",
@@ -65,10 +65,10 @@ def random_tree(n: int, shape: str = "recursive", seed: int | None = None,
 
 
 def _check_family(b: int, K: int, M: float, eps: float) -> None:
-    if int(b) != b or b < 2:
-        raise TreeError(f"postorder_counterexample: b must be an integer >= 2, got {b}")
-    if int(K) != K or K < 1:
-        raise TreeError(f"postorder_counterexample: K must be an integer >= 1, got {K}")
+    check_int(b, "postorder_counterexample: b", 2, TreeError)
+    check_int(K, "postorder_counterexample: K", 1, TreeError)
+    check_number(M, "postorder_counterexample: M", error=TreeError)
+    check_number(eps, "postorder_counterexample: eps", error=TreeError)
     if not (M > eps > 0):
         raise TreeError(f"postorder_counterexample: need M > eps > 0, got M={M}, eps={eps}")
     if b * eps > M:

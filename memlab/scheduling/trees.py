@@ -14,10 +14,10 @@ This is the public face of the tree part of memlab:
 """
 from __future__ import annotations
 
-from ..errors import TreeError
+from ..errors import TreeError, check_int
 from .liu import optimal_traversal, segments
 from .postorder import best_postorder, postorder_from_children, postorder_peak
-from .treebase import Tree, check_traversal, memory_profile, outtree_peak, peak, random_traversal
+from .treebase import Tree, check_tree, check_traversal, memory_profile, outtree_peak, peak, random_traversal
 from .treegen import counterexample_peaks, postorder_counterexample, random_tree
 from .subsets import ExactResult, min_peak_search
 
@@ -42,8 +42,8 @@ def brute_force_stats(tree: Tree, max_nodes: int = MAX_BRUTE_NODES) -> ExactResu
     Running node ``i`` needs ``m_i + f_i`` on top of what is held; afterwards its children's
     outputs are freed and its own ``f_i`` is held. Exponential: refuses trees above ``max_nodes``.
     """
-    n = tree.n
-    if n > max_nodes:
+    n = check_tree(tree, "brute_force: tree").n
+    if n > check_int(max_nodes, "brute_force: max_nodes", 1, TreeError):
         raise TreeError(f"brute_force: the tree has {n} nodes, above the limit of "
                         f"{max_nodes} (the search is exponential); use optimal_traversal")
     needs = [sum(1 << c for c in tree.children[i]) for i in range(n)]

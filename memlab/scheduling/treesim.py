@@ -25,9 +25,9 @@ import numpy as np
 
 from .timeline import step_curve
 
-from ..errors import TreeError
+from ..errors import TreeError, check_numbers
 from .listsched import run_list
-from .treebase import Tree
+from .treebase import Tree, check_tree
 
 __all__ = ["TreeSchedule", "simulate", "check_work"]
 
@@ -56,9 +56,10 @@ class TreeSchedule:
 
 def check_work(tree: Tree, w: Sequence[float] | None) -> list[float]:
     """Node durations (work) as floats, ones by default; TreeError naming the node if bad."""
+    check_tree(tree, "tree")
     if w is None:
         return [1.0] * tree.n
-    w = [float(x) for x in w]
+    w = check_numbers(w, "w (work per node)", error=TreeError)
     if len(w) != tree.n:
         raise TreeError(f"length mismatch: w has {len(w)} entries but the tree has {tree.n} nodes")
     for i, x in enumerate(w):
@@ -76,7 +77,7 @@ def simulate(tree: Tree, w: Sequence[float] | None, P: int, procs: Sequence[tupl
     (smaller first); ``after[i]`` extra nodes that must end before i starts;
     ``alpha`` the speed-up exponent (time = w / p**alpha).
     """
-    if not 0 < alpha <= 1:
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 1:
         raise TreeError(f"alpha must be in (0, 1], got {alpha}")
     n = tree.n
     w = check_work(tree, w)

@@ -56,7 +56,7 @@ def test_step_trace_counts_every_op_once():
     ({"memory": "pool", "plan": "PLAN"}, "plan= runs only in an arena"),
     ({"memory": "arena"}, "needs plan="),
     ({"memory": "gpu"}, "memory must be one of"),
-    ({"plan": object()}, "needs a memory plan"),
+    ({"plan": object()}, "must be a memory plan"),
 ])
 def test_conflicting_or_bad_executor_options_are_errors(kwargs, match):
     outs, _ = _model()

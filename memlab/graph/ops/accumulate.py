@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import ShapeError
+from ...errors import GraphError, ShapeError
 from ..node import Node
 from .base import Op
 from .elementwise import add
@@ -52,6 +52,9 @@ ACCUMULATE = Accumulate()
 def accumulate(acc: Node, part: Node, name: str | None = None) -> Node:
     """``acc + part`` with ``part`` added into the accumulator by its own op when it can
     (a fused add-to), else a plain ``add``. ``part`` must have no other reader."""
+    for what, x in (("acc", acc), ("part", part)):
+        if not isinstance(x, Node):
+            raise GraphError(f"accumulate: {what} must be a Node, got {type(x).__name__} {x!r:.60}")
     if not part.op.accumulates:
         return add(acc, part, name=name)
     return ACCUMULATE(acc, *part.inputs, name=name, part=part)

@@ -12,8 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ...errors import FeedError, ShapeError
-from ..node import Node, constant
+from ...errors import FeedError, ShapeError, check_int
+from ..node import Node, as_node, check_dtype, constant
 from .base import Op
 from .elementwise import sub
 from .tensor import sum as reduce_sum
@@ -206,7 +206,8 @@ def softmax(x: Node, name: str | None = None) -> Node:
 
 def onehot(labels: Node, depth: int, dtype: Any = np.float32, name: str | None = None) -> Node:
     """One-hot rows of length ``depth`` for integer ``labels``."""
-    return ONEHOT(labels, name=name, depth=int(depth), dtype=np.dtype(dtype))
+    return ONEHOT(labels, name=name, depth=check_int(depth, "onehot: depth", 1, ShapeError),
+                  dtype=check_dtype(dtype, "onehot: dtype"))
 
 
 def softmax_cross_entropy(logits: Node, labels: Node, name: str | None = None) -> Node:
@@ -216,7 +217,7 @@ def softmax_cross_entropy(logits: Node, labels: Node, name: str | None = None) -
 
 def pool(x: Node, window: int = 3, name: str | None = None) -> Node:
     """Average pooling along the last axis (the lecture's ``Pooling``; keeps the shape)."""
-    return POOL(x, name=name, window=int(window))
+    return POOL(x, name=name, window=check_int(window, "pool: window", 1, ShapeError))
 
 
 def conv(x: Node, w: Node | None = None, name: str | None = None) -> Node:
@@ -225,6 +226,7 @@ def conv(x: Node, w: Node | None = None, name: str | None = None) -> Node:
     Without ``w``, a constant smoothing kernel [1/4, 1/2, 1/4], so the slides'
     one-input ``conv(A[1])`` can be written as it stands.
     """
+    x = as_node(x, what="conv: x")
     if w is None:
         w = constant(np.array([0.25, 0.5, 0.25], dtype=x.dtype), name="kernel")
     return CONV(x, w, name=name)

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import ShapeError
+from ...errors import GraphError, ShapeError, check_bool, check_int
 from ..node import Node, as_node
 from .base import Op
 from .elementwise import broadcast_to
@@ -57,13 +57,17 @@ MATMUL = MatMul()
 
 def matmul(a: Node, b: Node, trans_a: bool = False, trans_b: bool = False, name: str | None = None) -> Node:
     """Matrix product, optionally of transposes (the gradients need both)."""
-    return MATMUL(a, b, name=name, trans_a=bool(trans_a), trans_b=bool(trans_b))
+    return MATMUL(a, b, name=name, trans_a=check_bool(trans_a, "matmul: trans_a", GraphError),
+                  trans_b=check_bool(trans_b, "matmul: trans_b", GraphError))
 
 
 def _axes(x: Node, axis: int | Sequence[int] | None) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(len(x.shape)))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
+    if not isinstance(axes, (tuple, list)) or not all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes):
+        raise ShapeError(f"axis must be an integer, a list of integers or None, got {axis!r}")
     nd = len(x.shape)
     for a in axes:
         if not -nd <= a < nd:
@@ -106,13 +110,13 @@ SUM, MEAN = Reduce("sum", mean=False), Reduce("mean", mean=True)
 def sum(x: Node, axis: int | Sequence[int] | None = None, keepdims: bool = False,  # noqa: A001
         name: str | None = None) -> Node:
     """Sum over ``axis`` (all axes by default)."""
-    return SUM(x, name=name, axis=axis, keepdims=bool(keepdims))
+    return SUM(x, name=name, axis=axis, keepdims=check_bool(keepdims, "sum: keepdims", GraphError))
 
 
 def mean(x: Node, axis: int | Sequence[int] | None = None, keepdims: bool = False,
          name: str | None = None) -> Node:
     """Mean over ``axis`` (all axes by default)."""
-    return MEAN(x, name=name, axis=axis, keepdims=bool(keepdims))
+    return MEAN(x, name=name, axis=axis, keepdims=check_bool(keepdims, "mean: keepdims", GraphError))
 
 
 class Reshape(Op):
@@ -143,6 +147,10 @@ RESHAPE = Reshape()
 
 def reshape(x: Node, shape: Sequence[int], name: str | None = None) -> Node:
     """``x`` with a new shape; a no-op (returns ``x``) when the shape is unchanged."""
+    x = as_node(x, what="reshape: x")
+    if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= -1 for n in shape):
+        raise ShapeError(f"reshape: shape must be a list of integers (one may be -1), got {shape!r}")
     shape = tuple(int(n) for n in shape)
     return x if shape == x.shape else RESHAPE(x, name=name, shape=shape)
 
@@ -239,11 +247,15 @@ def concat(*xs: Node, axis: int = -1, name: str | None = None) -> Node:
 
 def slice_axis(x: Node, axis: int, start: int, stop: int, name: str | None = None) -> Node:
     """Elements ``start:stop`` of ``x`` along ``axis``."""
-    ax = _axes(x, axis)[0]
-    return SLICE(x, name=name, axis=ax, start=int(start), stop=int(stop))
+    x = as_node(x, what="slice_axis: x")
+    ax = _axes(x, check_int(axis, "slice_axis: axis", error=ShapeError))[0]
+    return SLICE(x, name=name, axis=ax, start=check_int(start, "slice_axis: start", error=ShapeError),
+                 stop=check_int(stop, "slice_axis: stop", error=ShapeError))
 
 
 def pad_axis(x: Node, axis: int, before: int, after: int, name: str | None = None) -> Node:
     """``x`` with ``before`` and ``after`` zeros along ``axis``."""
-    ax = _axes(x, axis)[0]
-    return PAD(as_node(x), name=name, axis=ax, before=int(before), after=int(after))
+    x = as_node(x, what="pad_axis: x")
+    ax = _axes(x, check_int(axis, "pad_axis: axis", error=ShapeError))[0]
+    return PAD(x, name=name, axis=ax, before=check_int(before, "pad_axis: before", 0, ShapeError),
+               after=check_int(after, "pad_axis: after", 0, ShapeError))

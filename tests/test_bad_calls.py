@@ -1,0 +1,181 @@
+"""The bad calls a new user met (issue 24): each raises a MemlabError naming the argument and what
+is allowed, where it used to return garbage or raise a raw traceback."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import memlab as ml
+from memlab.checkpoint import HeteroChain, parallel
+from memlab.scheduling import trees
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def raises(error: type[ml.MemlabError], *needles: str):
+    """``pytest.raises`` that also wants every needle in the message."""
+    return _Raises(error, needles)
+
+
+class _Raises:
+    def __init__(self, error, needles):
+        self.ctx, self.needles = pytest.raises(error), needles
+
+    def __enter__(self):
+        self.info = self.ctx.__enter__()
+        return self.info
+
+    def __exit__(self, *exc):
+        out = self.ctx.__exit__(*exc)
+        for needle in self.needles:
+            assert needle in str(self.info.value), f"{needle!r} not in {str(self.info.value)!r}"
+        return out
+
+
+@pytest.fixture
+def x():
+    return ml.placeholder("x", (2, 3))
+
+
+def test_add_none_is_an_error_not_nan(x):
+    with raises(ml.GraphError, "add: input 1", "a Node, a number or an array of numbers", "None"):
+        ml.add(x, None)
+
+
+def test_add_a_string(x):
+    with raises(ml.GraphError, "add: input 1", "'hello'"):
+        ml.add(x, "hello")
+    with raises(ml.GraphError, "input 0"):
+        "hello" * x  # noqa: B018  (the operator goes through the same op)
+
+
+def test_a_number_still_broadcasts(x):
+    (out,) = ml.Executor(ml.add(x, 2)).run({x: np.ones((2, 3), np.float32)})
+    assert out.dtype == np.float32 and np.all(out == 3)
+
+
+def test_hetero_chain_lengths_must_agree():
+    with raises(ml.ScheduleError, "backward_costs", "l + 1 = 2", "got 3"):
+        HeteroChain([1, 2], [1.0], [1, 2, 3])
+    with raises(ml.ScheduleError, "sizes", "l + 1 = 3", "got 2"):
+        HeteroChain([1, 2], [1.0, 1.0], [1, 2, 3])
+
+
+def test_hetero_chain_negative_size():
+    with raises(ml.ScheduleError, "sizes[1]", ">= 0", "-2"):
+        HeteroChain([1, -2], [1.0], [1.0, 1.0])
+    with raises(ml.ScheduleError, "forward_costs[0]"):
+        ml.checkpoint.hetero_chain([1, 2], [-1.0])
+
+
+def test_hetero_chain_empty_lists():
+    with raises(ml.ScheduleError, "forward_costs", "non-empty"):
+        HeteroChain([], [], [])
+    with raises(ml.ScheduleError, "forward_costs", "non-empty"):
+        ml.checkpoint.hetero_chain([], [])
+
+
+def test_optimal_hetero_needs_a_chain():
+    with raises(ml.ScheduleError, "optimal_hetero: chain", "HeteroChain"):
+        ml.checkpoint.optimal_hetero([1, 2, 3], 5)
+
+
+@pytest.mark.parametrize("S,M,bad", [(0, 0, "S"), (-1, 4, "S"), (2, 0, "M")])
+def test_bubble_fraction_needs_positive_counts(S, M, bad):
+    with raises(ml.MemlabError, f"bubble_fraction: {bad}", "an integer >= 1"):
+        parallel.bubble_fraction(S, M)
+
+
+def test_bubble_fraction_still_right():
+    assert parallel.bubble_fraction(1, 5) == 0.0
+    assert parallel.bubble_fraction(4, 4) == pytest.approx(3 / 7)
+
+
+def test_plan_memory_inplace_must_be_a_boolean(x):
+    with raises(ml.PlanError, "plan_memory: inplace", "True or False", "'maybe'"):
+        ml.plan_memory(ml.exp(x), inplace="maybe")
+    ml.plan_memory(ml.exp(x), inplace=lambda n: True)      # a predicate stays allowed
+
+
+def test_plan_sharing_vertical_must_be_a_boolean(x):
+    with raises(ml.PlanError, "plan_sharing: vertical", "True or False", "'yes'"):
+        ml.memory.plan_sharing(ml.exp(x), vertical="yes")
+
+
+def test_feed_with_an_unknown_name_is_an_error(x):
+    ex = ml.Executor(ml.exp(x))
+    with raises(ml.FeedError, "'y'", "not a placeholder", "'x'"):
+        ex.run({"x": np.ones((2, 3), np.float32), "y": 1.0})
+    with raises(ml.FeedError, "exp node"):
+        ex.run({x: np.ones((2, 3), np.float32), ml.exp(x): np.ones((2, 3), np.float32)})
+    with raises(ml.FeedError, "a dict"):
+        ex.run([1.0])
+
+
+def test_a_feed_may_serve_two_graphs(x):
+    """A placeholder node of another graph is skipped: check_gradient_fn feeds every input."""
+    y = ml.placeholder("y", (2,))
+    (out,) = ml.Executor(ml.exp(x)).run({x: np.zeros((2, 3), np.float32), y: np.zeros(2)})
+    assert np.all(out == 1)
+
+
+def test_placeholder_shape_and_dtype():
+    with raises(ml.ShapeError, "placeholder 'p': shape", "integers >= 0", "'abc'"):
+        ml.placeholder("p", shape="abc")
+    with raises(ml.ShapeError, "shape"):
+        ml.placeholder("p", shape=(2, -1))
+    with raises(ml.GraphError, "placeholder 'p': dtype", "'banana'"):
+        ml.placeholder("p", dtype="banana")
+    with raises(ml.GraphError, "dtype"):
+        ml.placeholder("p", dtype=object)
+
+
+def test_plan_memory_of_a_number_is_a_graph_error_like_topo_order():
+    with raises(ml.GraphError, "outputs", "a Node or a list of Nodes", "42"):
+        ml.plan_memory(42)
+    with raises(ml.GraphError, "output 0 is str"):
+        ml.topo_order(["str"])
+
+
+def test_priority_order_key_must_be_a_function(x):
+    with raises(ml.GraphError, "priority_order: key", "a function", "None"):
+        ml.priority_order(ml.exp(x), key=None)
+
+
+def test_best_postorder_of_a_string():
+    with raises(ml.TreeError, "best_postorder: tree", "a Tree", "'x'"):
+        trees.best_postorder("x")
+
+
+def test_mlp_unknown_activation():
+    with raises(ml.GraphError, "mlp: act", "'sigmoid', 'relu'", "'tanh'"):
+        ml.models.mlp(act="tanh")
+
+
+def test_cycle_message_prints_the_cycle_once_closed():
+    g = ml.TaskGraph()
+    for t in "sabc":
+        g.add_task(t)
+    for u, v in [("s", "a"), ("a", "b"), ("b", "c"), ("c", "a")]:
+        g.add_edge(u, v)
+    with pytest.raises(ml.TreeError) as info:
+        g.topological_order()
+    msg = str(info.value)
+    task = msg.split("'")[1]
+    cycle = msg.split(": ", 1)[1].split(" -> ")
+    assert cycle[0] == cycle[-1] == repr(task), msg          # closed, on the named task
+    assert sorted(cycle[:-1]) == ["'a'", "'b'", "'c'"], msg   # each task of the cycle once
+    edges = {("a", "b"), ("b", "c"), ("c", "a")}
+    assert all((u.strip("'"), v.strip("'")) in edges for u, v in zip(cycle, cycle[1:])), msg
+
+
+def test_hostile_bench_names_the_known_cases():
+    out = subprocess.run([sys.executable, "bench/hostile.py", "--cases", "liar"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert "unknown case(s) 'liar'" in out.stderr and "the known cases are" in out.stderr
+    assert "Traceback" not in out.stderr
