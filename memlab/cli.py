@@ -5,9 +5,57 @@ It imports only the grading machinery (standard library, nbformat, jupyter_clien
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from pathlib import Path
 
 from .errors import GradingError
+
+
+def _positive(text: str) -> float:
+    """An argparse type: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def _megabytes(text: str) -> float:
+    """An argparse type: 0 (no limit) or at least 256 MB."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of MB, got {text!r}") from None
+    if value != 0 and not value >= 256:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or at least 256 MB, got {text}")
+    return value
+
+
+def writable_file(path: str, option: str) -> Path:
+    """Check, before any work, that a file can be written at *path*: its folder is created when
+    missing; :class:`GradingError` naming *option* when it is a directory or cannot be written."""
+    p = Path(path)
+    if p.is_dir():
+        raise GradingError(f"{option} {path}: is a directory; name the file to write")
+    _writable_dir(p.parent if str(p.parent) else Path("."), f"{option} {path}")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise GradingError(f"{option} {path}: the file exists and cannot be written")
+    return p
+
+
+def _writable_dir(d: Path, what: str) -> None:
+    if d.exists() and not d.is_dir():
+        raise GradingError(f"{what}: {d} is a file, not a directory")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise GradingError(f"{what}: cannot create the directory {d}: {e.strerror or e}") from None
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise GradingError(f"{what}: the directory {d} cannot be written")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,12 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--assignment", help="with a solutions directory: grade with DIR/ASSIGNMENT.ipynb")
     g.add_argument("--json", metavar="PATH", help="write Gradescope's results.json there (also when the "
                    "input is bad: score 0, the error as output)")
-    g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    g.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS",
                    help="time limit per cell (default: 30)")
-    g.add_argument("--total-timeout", type=float, default=600.0, metavar="SECONDS",
+    g.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
                    help="time limit for the whole run; tests not run by then score 0 (default: 600)")
-    g.add_argument("--memory-limit", type=float, default=4096, metavar="MB",
-                   help="address space of the kernel, in MB (default: 4096; 0: no limit)")
+    g.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
+                   help="address space of the kernel, in MB (default: 4096; 0: no limit; else >= 256)")
     g.add_argument("--no-isolate", dest="isolate", action="store_false", default=None,
                    help="as root, do not run the kernel as the unprivileged grading user")
 
@@ -49,16 +97,24 @@ def _parser() -> argparse.ArgumentParser:
                        "the solution into a zip Gradescope accepts as an autograder.")
     b.add_argument("solution", help="the solution notebook, e.g. solutions/01_executor.ipynb")
     b.add_argument("-o", "--output", required=True, help="the zip to write, e.g. build/01-autograder.zip")
-    b.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per cell (default: 30)")
-    b.add_argument("--total-timeout", type=float, default=600.0, metavar="SECONDS",
+    b.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS",
+                   help="per cell (default: 30)")
+    b.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
                    help="for the whole run (default: 600)")
-    g.add_argument("-q", "--quiet", action="store_true", help="print only the score table")
+    g.add_argument("-q", "--quiet", action="store_true",
+                   help="no line per question while grading; print only the score table")
 
     c = sub.add_parser("check", help="check exercises are up to date, solutions full marks, exercises zero")
     c.add_argument("--solutions", default="solutions")
     c.add_argument("--exercises", default="exercises")
-    c.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS")
+    c.add_argument("--timeout", type=_positive, default=60.0, metavar="SECONDS")
+    c.add_argument("-q", "--quiet", action="store_true", help="no line per question while grading")
     return p
+
+
+def _say(line: str) -> None:
+    """A progress line, printed as soon as a question is graded."""
+    print(line, flush=True)
 
 
 def main(argv=None) -> int:
@@ -66,6 +122,13 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     from . import grading  # imported here so `memlab --help` stays fast
     try:
+        # Output paths are checked before any work, so no grade is computed and then lost.
+        if args.command == "assign" and not args.check:
+            _writable_dir(Path(args.out), f"--out {args.out}")
+        if args.command == "grade" and args.json:
+            writable_file(args.json, "--json")
+        if args.command == "autograder":
+            writable_file(args.output, "-o")
         if args.command == "assign":
             report = grading.assign(args.sources, args.out, force=args.force, check=args.check)
             if args.check:
@@ -85,8 +148,14 @@ def main(argv=None) -> int:
             result = grading.grade(args.notebook, solution=args.solution, assignment=args.assignment,
                                    timeout=args.timeout, total_timeout=args.total_timeout,
                                    json_path=args.json, isolate=args.isolate,
-                                   memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None)
+                                   memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
+                                   progress=None if args.quiet else _say)
             print(result.table() if args.quiet else result.feedback())
+            if args.json and result.json_error:
+                print(f"memlab grade: error: could not write {args.json}: {result.json_error}; "
+                      "the results.json it should hold follows", file=sys.stderr)
+                print(json.dumps(result.to_gradescope(), indent=2, ensure_ascii=False))
+                return 1
             if args.json:
                 print(f"wrote {args.json}")
             return 0
@@ -97,7 +166,8 @@ def main(argv=None) -> int:
             print(f"wrote {path}")
             return 0
         if args.command == "check":
-            problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout)
+            problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout,
+                                         progress=None if args.quiet else _say)
             for line in problems:
                 print(line, file=sys.stderr)
             print("memlab check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))

@@ -96,8 +96,10 @@ processes the graded code started are still ended (the grader is their child sub
 its time limit is interrupted (the kernel restarted if it ignores the interrupt); the kernel's
 address space is limited (``--memory-limit``, default 4096 MB) and, when isolated, the grading user
 to 512 processes (the kernel lowers both itself before the first student cell); ``sys.exit()`` is
-an ordinary exception; if the kernel dies (``os._exit``, a crash) it is restarted and the student
-cells that had completed are run again (at most 5 restarts).  All text is clipped: exception names
+an ordinary exception; ``exit()`` and ``quit()``, which would stop the kernel a moment after their
+cell, are ignored (a cell that gets past that stops the kernel: the grader waits for a new one and
+runs the cells before it again); if the kernel dies (``os._exit``, a crash) it is restarted and the
+student cells that had completed are run again (at most 5 restarts).  All text is clipped: exception names
 and messages too, 20,000 characters per cell, about 300 kB per results.json; hidden test lines are
 never quoted (and redacted if graded code prints them).  Bad input (invalid JSON, an empty file, a
 missing path, a directory, no metadata, a solution mismatch) raises :class:`GradingError`; with

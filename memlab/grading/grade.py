@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Callable
 
 from ..errors import GradingError
 from .isolate import Sandbox
@@ -111,7 +112,7 @@ def load(notebook, solution=None, assignment: str | None = None, official: bool 
 def grade(notebook, solution=None, *, assignment: str | None = None, timeout: float = 30.0,
           total_timeout: float = 600.0, json_path=None, max_restarts: int = 5, max_output: int = 20_000,
           startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None,
-          memory_limit: int | None = 4 << 30) -> Result:
+          memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None) -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
     *solution* is the solution notebook (or a directory of them, with *assignment*); it is required
@@ -120,8 +121,10 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     score 0).  *json_path* receives Gradescope's results.json, also when the input is bad (score 0,
     the error as output).  *isolate* (default: when root) runs the kernel as an unprivileged user in a
     private directory (:mod:`.isolate`).  *memory_limit* bounds the kernel's address space, in bytes
-    (None: no limit).  The notebook file is read once and never written.  Raises
-    :class:`GradingError` for bad input (not for anything the student's code does).
+    (None: no limit).  *progress* receives one line per question as soon as its tests have run.
+    The notebook file is read once and never written.  Raises :class:`GradingError` for bad input
+    (not for anything the student's code does).  If results.json cannot be written at the end, the
+    result says why in ``json_error``: the grade is returned, never lost.
     """
     t_start = time.monotonic()
     max_score, sol_path = 0.0, None
@@ -148,7 +151,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
                 rlimits["RLIMIT_AS"] = int(memory_limit)
             session = Session(kernel, sol, nb.cells, timeout=timeout, total_timeout=total_timeout,
                               deadline=t_start + total_timeout, max_restarts=max_restarts,
-                              max_output=max_output, rlimits=rlimits)
+                              max_output=max_output, rlimits=rlimits, progress=progress)
             try:
                 session.start()
                 session.run(steps)
@@ -174,12 +177,17 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         kernel_restarts=kernel.restarts, execution_time=time.monotonic() - t_start,
         notes=[redact(n, secrets) for n in box.notes + notes + session.notes])
     if json_path is not None:
-        result.write_json(json_path)
+        try:
+            result.write_json(json_path)
+        except OSError as e:
+            result.json_error = f"{e.strerror or e}"
     return result
 
 
-def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: float = 60.0) -> list[str]:
+def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: float = 60.0,
+              progress: Callable[[str], None] | None = None) -> list[str]:
     """Check a course's notebooks; returns the problems found (an empty list: all is well).
+    *progress* receives a line per question graded, prefixed with its notebook.
 
     * ``exercises_dir`` is exactly what ``memlab assign solutions_dir --out exercises_dir`` writes;
     * every solution notebook grades to full marks;
@@ -187,14 +195,17 @@ def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: 
     """
     from .assign import assign, solution_files
     problems = list(assign(solutions_dir, exercises_dir, check=True).problems)
+    def said(path: Path):
+        return None if progress is None else (lambda line: progress(f"{path}: {line}"))
+
     for f in solution_files(solutions_dir):
-        r = grade(f, solution=f, timeout=timeout)
+        r = grade(f, solution=f, timeout=timeout, progress=said(f))
         if not r.full_marks:
             problems.append(f"{f}: the solution grades to {r.score}/{r.max_score}, not full marks:\n"
                             + r.feedback())
         ex = Path(exercises_dir) / f.name
         if ex.is_file():
-            r = grade(ex, solution=f, timeout=timeout)
+            r = grade(ex, solution=f, timeout=timeout, progress=said(ex))
             if r.score != 0:
                 passed = ", ".join(t.id for t in r.tests if t.passed)
                 problems.append(f"{ex}: the unanswered exercise scores {r.score}/{r.max_score}, not 0 "

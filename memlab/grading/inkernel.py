@@ -37,6 +37,7 @@ _exec, _compile, _dict, _vars, _str, _list = _b.exec, _b.compile, _b.dict, _b.va
 _BaseException, _KeyboardInterrupt, _AssertionError = _b.BaseException, _b.KeyboardInterrupt, \
     _b.AssertionError
 _callable, _getattr, _hasattr, _ModuleType = _b.callable, _b.getattr, _b.hasattr, _type(_sys)
+_print = _b.print
 
 
 class MemlabTampered(Exception):
@@ -73,6 +74,9 @@ class _MemlabGuard:
         for name in _WATCHED:
             _importlib.import_module(name)
         cls.shell = shell
+        # exit() and quit() would stop the kernel a moment after the cell (ipykernel's ask_exit):
+        # while grading they only say they were ignored, so the other answers are still graded.
+        shell.ask_exit = _ignore_exit
         cls.meta_path = _list(_sys.meta_path)
         cls._snap_new_modules()
         kernel = _getattr(shell, "kernel", None)
@@ -204,6 +208,11 @@ class _MemlabGuard:
         cls.check("the answers, while the tests ran,")
         if message is not None:
             raise MemlabTestFailed(message) from None
+
+
+def _ignore_exit():
+    _print("memlab grader: exit() and quit() are ignored while grading; the kernel keeps running",
+           file=_sys.stderr)
 
 
 def _feedback(e, name, lines, hidden):

@@ -47,6 +47,7 @@ class Execution:
     evalue: str = ""
     truncated: int = 0          # characters of output dropped
     seconds: float = 0.0
+    exit_requested: bool = False  # the code called exit() or quit(): the kernel is about to stop
 
     @property
     def ok(self) -> bool:
@@ -186,8 +187,9 @@ class Kernel:
         Status ``"timeout"``: the time limit passed; the kernel was interrupted, or, if it did not
         stop within *grace* seconds (default: min(3, timeout)), it is left busy and
         :attr:`needs_restart` says so.
-        Status ``"dead"``: the kernel process ended.  After either, call :meth:`restart` if
-        :attr:`needs_restart`.
+        Status ``"dead"``: the kernel process ended.  ``exit_requested``: the code called ``exit()``
+        or ``quit()``, so the kernel stops right after its reply.  After any of these, call
+        :meth:`restart` if :attr:`needs_restart`.
         """
         assert self.kc is not None and self.km is not None
         t0 = time.monotonic()
@@ -241,6 +243,13 @@ class Kernel:
                 res.status, self.needs_restart = "dead", True
             else:
                 res.status = "ok" if reply.get("status") == "ok" else "error"
+                # exit() and quit() do not raise: ipykernel answers, then stops its event loop a
+                # moment later. The reply's payload says so; the caller must restart the kernel.
+                res.exit_requested = any(
+                    isinstance(p, dict) and p.get("source") == "ask_exit" and not p.get("keepkernel")
+                    for p in reply.get("payload") or [])
+                if res.exit_requested:
+                    self.needs_restart = True
                 if res.status == "error":
                     res.ename = str(reply.get("ename", ""))[:200]
                     res.evalue = str(reply.get("evalue", ""))[:max_output]

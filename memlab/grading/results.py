@@ -89,6 +89,7 @@ class Result:
     execution_time: float
     notes: list[str] = field(default_factory=list)
     error: str = ""             # bad input: why nothing was graded
+    json_error: str = ""        # results.json could not be written (the grade itself stands)
 
     @classmethod
     def failed(cls, notebook, error: str, max_score: float = 0, assignment: str = "", solution=None,

@@ -9,6 +9,7 @@ whose tests had not run yet).  A tests cell passes when the ``execute_reply`` of
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from .guard import FAILED, TAMPERED, check_code, forget_code, setup_code, stage_code, test_code
 from .kernel import Kernel
@@ -24,11 +25,13 @@ class Session:
 
     def __init__(self, kernel: Kernel, sol: Solution, cells, *, timeout: float, deadline: float,
                  total_timeout: float, max_restarts: int, max_output: int,
-                 rlimits: dict[str, int] | None = None):
+                 rlimits: dict[str, int] | None = None,
+                 progress: Callable[[str], None] | None = None):
         self.kernel, self.sol, self.cells = kernel, sol, cells
         self.timeout, self.deadline, self.total_timeout = timeout, deadline, total_timeout
         self.max_restarts, self.max_output = max_restarts, max_output
         self.rlimits = dict(rlimits or {})
+        self.progress = progress
         self.questions = {q.id: QuestionResult(q.id, q.title, q.points) for q in sol.questions.values()}
         self.tests = {t.id: TestResult(t.id, t.question, t.title, t.points) for t in sol.tests}
         self.runs: list[CellRun] = []
@@ -88,6 +91,17 @@ class Session:
                 return
             self._quiet(check_code("a replayed cell"))
 
+    def _report(self, question: str) -> None:
+        """One progress line for *question* once all its tests have run (before any tampering is
+        found at the end: the table printed after the run has the final scores)."""
+        mine = [t for t in self.tests.values() if t.question == question]
+        if self.progress is None or any(t.status == "not run" for t in mine):
+            return
+        got, out_of = sum(t.score for t in mine), sum(t.max_score for t in mine)
+        verdict = "passed" if got == out_of else "failed"
+        self.progress(f"{question}: {got:g}/{out_of:g} {verdict} "
+                      f"({', '.join(t.status for t in mine)})")
+
     def _blame(self, question: str | None, what: str) -> None:
         targets = [question] if question else [t.question for t in self.tests.values() if t.status == "not run"]
         for q in dict.fromkeys(targets):
@@ -140,8 +154,11 @@ class Session:
                 self.questions[q].notes.append(f"{label} {err}")
             elif not self.kernel.needs_restart:      # else recover() notes it
                 self.notes.append(f"{label} {err}")
-        if r.status in ("ok", "error"):
+        if r.status in ("ok", "error") and not r.exit_requested:
             self.done.append(cell.source)
+        if r.exit_requested:   # the guard ignores exit(); if it got through, the kernel is stopping
+            self.recover(f"{label} stopped the kernel (exit() or quit())")
+            return
         if self.kernel.needs_restart:
             self.recover(f"{label} {err}")
             return
@@ -178,8 +195,10 @@ class Session:
         if r.text.strip():
             parts.append(("output:\n" if parts else "") + r.text.rstrip())
         res.output = clip("\n".join(parts), TEST_OUTPUT_LIMIT)
+        self._report(test.question)
         if self.kernel.needs_restart:
-            self.recover(f"the tests cell {test.id!r} " + ("killed the kernel" if r.status == "dead"
-                                                           else "could not be interrupted"))
+            self.recover(f"the tests cell {test.id!r} " + (
+                "killed the kernel" if r.status == "dead" else
+                "called exit() or quit()" if r.exit_requested else "could not be interrupted"))
         else:
             self._quiet(forget_code())

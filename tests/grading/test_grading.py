@@ -184,6 +184,16 @@ def test_sys_exit_costs_its_question_only():
     assert r.kernel_restarts == 0
 
 
+def test_exit_is_ignored_and_a_kernel_stopped_by_quit_is_restarted():
+    """exit() in an answer cell is ignored (test above: no restart). A quit() that gets past that
+    stops the kernel after its reply: the grader waits for a new kernel, replays the cells that ran
+    before, and every question still scores what its answer deserves."""
+    r, _ = graded("student_quit.ipynb")
+    assert r.questions["q1_double"].score == 2 and r.questions["q2_hyp"].score == 4
+    assert r.kernel_restarts == 1
+    assert any("exit() or quit()" in n for n in r.notes), r.notes
+
+
 def test_os_exit_costs_its_question_only():
     r, _ = graded("student_osexit.ipynb")
     assert by_id(r)["q1_double_tests"].status == "kernel died"

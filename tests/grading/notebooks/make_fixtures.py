@@ -132,6 +132,11 @@ def fixtures() -> dict:
                 sys.exit(1)
             exit()
         """),
+        # q1 is right; then a scratch cell gets past the grader's exit() guard and calls quit(),
+        # which stops the kernel a moment after the cell (ipykernel 7).
+        "student_quit.ipynb": student(edit=lambda nb: _scratch(
+            nb, "q1_double_tests", "get_ipython().__dict__.pop('ask_exit', None)\nquit()",
+            "student-quit")),
         # q1 kills the kernel when called; a scratch cell kills it at the top level.
         "student_osexit.ipynb": student(q1="""
             import os
