@@ -75,23 +75,18 @@ def check_size(node: Node) -> int:
     return node.nbytes
 
 
-def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None) -> Liveness:
-    """The graph's outputs, a validated execution order and each value's last reader.
+def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None,
+            trusted: bool = False) -> Liveness:
+    """The graph's outputs, a validated execution order and each value's last reader (one walk of
+    the graph when no order is given: the depth-first order). Planners start from
+    :func:`~memlab.memory.order.plan_liveness`, which picks the memory-aware order by default.
 
-    ``order``: None for the memory-aware order (:func:`~memlab.memory.order.memory_order`, its
-    default method), a method name of it (``"dfs"``: the depth-first order, found with the last
-    readers in one walk of the graph), or an explicit order, checked. Raises
-    :class:`~memlab.errors.CycleError` or :class:`PlanError` naming the node when the graph has a
-    cycle or the order is not topological.
+    Raises :class:`~memlab.errors.CycleError` or :class:`PlanError` naming the node when the
+    graph has a cycle or the order is not topological; ``trusted``: an order the library has
+    just built, not checked again.
     """
     outs = as_list(outputs)
-    if order == "dfs":
-        order, last = last_readers(outs)
-    elif order is None or isinstance(order, str):
-        from .order import memory_order  # imported here: the order module builds on this one
-        order, last = last_readers(outs, memory_order(outs, order or "best"), trusted=True)
-    else:
-        order, last = last_readers(outs, order)
+    order, last = last_readers(outs, order, trusted)
     for o in outs:
         last[o] = None
     return Liveness(outs, order, last)

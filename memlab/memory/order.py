@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import PlanError
 from ..graph import Node, adjoint_of, as_list, check_order, topo_order
 from ..scheduling.subsets import min_peak_search
-from .liveness import live_curve, prepare
+from .liveness import Liveness, live_curve, prepare
 
 #: every method :func:`memory_order` takes
 METHODS = ("best", "greedy", "autograd", "reverse_dfs", "dfs", "exact")
@@ -84,10 +84,21 @@ def resolve_order(outputs: Node | Iterable[Node], order: Sequence[Node] | str | 
     return check_order(outputs, order)
 
 
+def plan_liveness(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None
+                  ) -> Liveness:
+    """What every planner starts from (:func:`~.liveness.prepare`) in the order a caller asked for
+    (see :func:`resolve_order`): by default :func:`memory_order`'s, ``"dfs"`` the depth-first
+    order found with the last readers in one walk of the graph."""
+    outs = as_list(outputs)
+    if order is None or (isinstance(order, str) and order != "dfs"):
+        return prepare(outs, memory_order(outs, order or "best"), trusted=True)
+    return prepare(outs, None if isinstance(order, str) else order)
+
+
 def order_peak(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None) -> int:
     """The peak of live bytes of an order (default: :func:`memory_order`'s), as the planners count
     liveness (:meth:`~memlab.memory.liveness.Liveness.peak`; seed 002 "Peak Memory")."""
-    return prepare(outputs, order).peak()
+    return plan_liveness(outputs, order).peak()
 
 
 class _Indexed:
