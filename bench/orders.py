@@ -113,7 +113,7 @@ def zoo() -> list[tuple[str, list[ml.Node]]]:
             ("googlenet b64", training_outputs(googlenet(64))),
             ("resnet-152 b32", training_outputs(resnet(152, 32))),
             ("lstm-40 b64 h256", training_outputs(lstm(40, 64, 256))),
-            ("lstm-40 (data) b64", training_outputs(lstm(40, 64, 256), wrt="data"))]
+            ("resnet-152 (data) b32", training_outputs(resnet(152, 32), wrt="data"))]
 
 
 def table_zoo() -> None:

@@ -38,7 +38,7 @@ from ..checkpoint import forward_nodes_of as forward_nodes, memonger, recompute_
     recomputed_nodes, sqrt_checkpoints
 from ..execute import Executor
 from ..graph import PLACEHOLDER, Node, topo_order
-from ..memory import memory_order, plan_memory, plan_offsets
+from ..memory import memory_order, plan_memory, plan_offsets, resolve_order
 from .shape_only import alexnet, googlenet, lstm, resnet, vgg
 from .zoo import training_outputs
 
@@ -57,9 +57,12 @@ STRATEGIES = {"naive": (False, False), "inplace": (True, False), "co-share": (Fa
               "both": (True, True)}
 
 
-def compare_strategies(outputs: Sequence[Node]) -> dict[str, int]:
-    """Total planned bytes for naive / in-place / co-share / both (p.29's four bars)."""
-    return {name: plan_memory(outputs, inplace=ip, share=sh, trace=False).total_bytes
+def compare_strategies(outputs: Sequence[Node], order: Sequence[Node] | str | None = None
+                       ) -> dict[str, int]:
+    """Total planned bytes for naive / in-place / co-share / both (p.29's four bars), in ``order``
+    (default: the memory-aware order, :func:`~memlab.memory.memory_order`; ``"dfs"``: depth-first)."""
+    order = resolve_order(outputs, order)
+    return {name: plan_memory(outputs, inplace=ip, share=sh, trace=False, order=order).total_bytes
             for name, (ip, sh) in STRATEGIES.items()}
 
 
