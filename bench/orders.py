@@ -76,7 +76,8 @@ def table_exact() -> None:
     say(f"{'graphs':<24}{'n':>4}" + "".join(f"{m:>12}" for m in METHODS) + f"{'exact s':>9}")
     groups: list[tuple[str, list[list[ml.Node]]]] = []
     for lo, hi in ((8, 10), (11, 12), (13, 14)):
-        groups.append((f"random {lo}-{hi} ops", [small_random(lo + s % (hi - lo + 1), s) for s in range(30)]))
+        graphs = [small_random(lo + s % (hi - lo + 1), s) for s in range(30)]
+        groups.append((f"random {lo}-{hi} ops", graphs))
     allr: dict[str, list[float]] = {m: [] for m in METHODS}
     for name, graphs in groups:
         ratios: dict[str, list[float]] = {m: [] for m in METHODS}

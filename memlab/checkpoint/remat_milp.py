@@ -2,8 +2,8 @@
 Jain, Nrusimha, Gholami, Abbeel, Keutzer, Stoica and Gonzalez 2020), solved by ``scipy.optimize.milp``.
 
 The computed nodes ``v_0 .. v_{n-1}`` of the training graph, in a fixed topological order, are
-computed for the first time in that order, one per **stage**: stage ``t`` computes ``v_t`` and may first recompute
-earlier nodes. Binary variables:
+computed for the first time in that order, one per **stage**: stage ``t`` computes ``v_t`` and may
+first recompute earlier nodes. Binary variables:
 
 * ``R[t, i]``: ``v_i`` is computed in stage ``t`` (``R[t, t] = 1``);
 * ``S[t, i]``: ``v_i`` is held when stage ``t`` starts (it was held or computed in stage ``t - 1``);
@@ -16,8 +16,8 @@ freed -- stay within the budget. Graph outputs are never freed. The objective is
 computation (1 per op by default). Placeholders and constants are given and cost no memory, as in
 the planners. Checkmate solves for a fixed order, so the order matters: by default it is the
 memory-aware :func:`~memlab.memory.order.memory_order` (seed 002 part 1), the order the planners
-use; ``order="dfs"`` is the depth-first one. :func:`optimal_rematerialization` returns the nodes a schedule keeps from the forward
-pass and the schedule itself.
+use; ``order="dfs"`` is the depth-first one. :func:`optimal_rematerialization` returns the nodes
+a schedule keeps from the forward pass and the schedule itself.
 """
 from __future__ import annotations
 
