@@ -2,10 +2,11 @@
 
 Prints three tables:
 
-1. planner time (tag planner as called by default, i.e. no step trace; the same
-   with ``trace=True``; the offset planner) for random and model graphs of about
-   1e3, 1e4 and 1e5 nodes, next to a plain topological sort of the same graph
-   with ``graphlib``;
+1. planner time (tag planner without step trace in the depth-first order, ``order="dfs"``; the
+   same in the default memory-aware order, which costs a few more walks of the graph; the same
+   with ``trace=True``; the offset planner) for random and model graphs of about 1e3, 1e4 and
+   1e5 nodes, next to a plain topological sort of the same graph with ``graphlib``
+   (``bench/orders.py`` times ``memory_order`` itself);
 2. for each model: naive / tags / offsets / lower-bound bytes;
 3. arena executor vs naive executor time on a deep MLP training step.
 
@@ -77,22 +78,23 @@ def model_graphs() -> list[tuple[str, list[ml.Node]]]:
 
 def table_speed() -> None:
     print("\n1. Planner time vs a graphlib topological sort of the same graph (best of 5 or 7)")
-    print(f"{'graph':<20}{'nodes':>8}{'sort ms':>10}{'tags ms':>10}{'ratio':>7}{'traced ms':>11}"
-          f"{'ratio':>7}{'offsets ms':>12}{'ratio':>7}")
+    print(f"{'graph':<20}{'nodes':>8}{'sort ms':>10}{'tags ms':>10}{'ratio':>7}{'default':>9}{'ratio':>7}"
+          f"{'traced ms':>11}{'ratio':>7}{'offsets ms':>12}{'ratio':>7}")
     graphs = [(f"random-{n}", random_graph(n)) for n in (1000, 10000, 100000)] + model_graphs()
     for name, outs in graphs:
         order = ml.topo_order(outs)
         deps = {n: n.inputs for n in order}
         reps = 7 if len(order) < 20000 else 5      # best of several: this is a shared machine
         t_sort = best_of(lambda: list(TopologicalSorter(deps).static_order()), reps)
-        t_tags = best_of(lambda: plan_memory(outs), reps)           # the default: no trace
+        t_tags = best_of(lambda: plan_memory(outs, order="dfs"), reps)   # no trace, depth-first
+        t_default = best_of(lambda: plan_memory(outs), 3)                # the memory-aware order
         # the trace copies every pending count per step (quadratic): timed up to 5000 nodes
         t_traced = best_of(lambda: plan_memory(outs, trace=True), 1) if len(order) <= 5000 else None
         t_off = best_of(lambda: plan_offsets(outs), 1)  # greedy up to 20k blocks, then the scan
         off = f"{t_off * 1e3:12.1f}{t_off / t_sort:7.2f}"
         traced = f"{t_traced * 1e3:11.1f}{t_traced / t_sort:7.2f}" if t_traced else f"{'-':>11}{'-':>7}"
         print(f"{name:<20}{len(order):>8}{t_sort * 1e3:10.1f}{t_tags * 1e3:10.1f}{t_tags / t_sort:7.2f}"
-              f"{traced}{off}")
+              f"{t_default * 1e3:9.1f}{t_default / t_sort:7.2f}{traced}{off}")
 
 
 def table_memory() -> None:

@@ -23,7 +23,8 @@ from .graph import *  # noqa: F401,F403  (Node, placeholder, constant, topo_orde
 from .graph import __all__ as _graph_all
 from .execute import Executor, RunStats, Step, Runner
 from .memory import (MemoryPool, plan_memory, MemoryPlan, PlanStep, plan_offsets, plan_tags_by_size,
-                     live_bytes_lower_bound, OffsetPlan, check_plan, Plan, coloring)
+                     live_bytes_lower_bound, OffsetPlan, check_plan, Plan, coloring, memory_order,
+                     order_peak)
 from .scheduling import trees, taskgraph, listsched, mapping, Tree, TaskGraph
 from . import testing, checkpoint
 
@@ -52,8 +53,8 @@ __all__ = ["MemlabError", "GraphError", "CycleError", "ShapeError", "UnknownOpEr
            "graph", "ops", "memory", "execute", "checkpoint", "models", "scheduling", "testing",
            "Executor", "RunStats", "Step", "Runner",
            "MemoryPool", "plan_memory", "MemoryPlan", "PlanStep", "plan_offsets", "plan_tags_by_size",
-           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "Plan", "coloring",
-           "trees", "taskgraph", "listsched", "mapping", "Tree", "TaskGraph",
+           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "Plan", "coloring", "memory_order",
+           "order_peak", "trees", "taskgraph", "listsched", "mapping", "Tree", "TaskGraph",
            *_graph_all]
 
 

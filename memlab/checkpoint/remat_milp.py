@@ -1,9 +1,9 @@
 """The exact optimum of rematerialisation on a small graph, as an integer program (Checkmate; Jain,
 Jain, Nrusimha, Gholami, Abbeel, Keutzer, Stoica and Gonzalez 2020), solved by ``scipy.optimize.milp``.
 
-The computed nodes ``v_0 .. v_{n-1}`` of the training graph, in topological order, are computed for
-the first time in that order, one per **stage**: stage ``t`` computes ``v_t`` and may first recompute
-earlier nodes. Binary variables:
+The computed nodes ``v_0 .. v_{n-1}`` of the training graph, in a fixed topological order, are
+computed for the first time in that order, one per **stage**: stage ``t`` computes ``v_t`` and may
+first recompute earlier nodes. Binary variables:
 
 * ``R[t, i]``: ``v_i`` is computed in stage ``t`` (``R[t, t] = 1``);
 * ``S[t, i]``: ``v_i`` is held when stage ``t`` starts (it was held or computed in stage ``t - 1``);
@@ -14,8 +14,10 @@ An op needs its inputs computed in the same stage or held. The bytes held while 
 ``t`` -- what was held at the start, plus everything computed so far in the stage, minus what was
 freed -- stay within the budget. Graph outputs are never freed. The objective is the cost of every
 computation (1 per op by default). Placeholders and constants are given and cost no memory, as in
-the planners. :func:`optimal_rematerialization` returns the nodes a schedule keeps from the forward
-pass and the schedule itself.
+the planners. Checkmate solves for a fixed order, so the order matters: by default it is the
+memory-aware :func:`~memlab.memory.order.memory_order` (seed 002 part 1), the order the planners
+use; ``order="dfs"`` is the depth-first one. :func:`optimal_rematerialization` returns the nodes
+a schedule keeps from the forward pass and the schedule itself.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from ..errors import BudgetError, PlanError, check_callable, check_list, check_number
 from ..graph import Node, as_list, topo_order
+from ..memory.order import memory_order
 from .rewrite import training_outputs
 
 MAX_NODES = 40  #: the integer program grows like n^2 variables and n^2 x edges constraints
@@ -47,25 +50,30 @@ class RematResult:
         return iter((self.keep, self.cost))
 
 
+def _computed_order(outputs: Sequence[Node], order: Sequence[Node] | str | None) -> list[Node]:
+    """The computed nodes in the order asked for: None for :func:`memory_order`'s default, one of its
+    methods by name, or an explicit order, checked."""
+    if order is None or isinstance(order, str):
+        return [n for n in memory_order(outputs, order or "best") if n.op.computes]
+    computed = [n for n in topo_order(outputs) if n.op.computes]
+    order = [n for n in order if n.op.computes]
+    if set(order) != set(computed) or len(order) != len(computed):
+        raise PlanError("order must list every computed node of the graph exactly once")
+    seen: set[Node] = set()
+    for v in order:
+        bad = [x for x in v.inputs if x.op.computes and x not in seen]
+        if bad:
+            raise PlanError(f"order is not topological: {v.name!r} comes before its input "
+                            f"{bad[0].name!r}")
+        seen.add(v)
+    return order
+
+
 def _problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node], float],
-             order: Sequence[Node] | None):
+             order: list[Node]):
     from scipy.optimize import Bounds, LinearConstraint  # imported here: only this solver needs it
     from scipy.sparse import lil_matrix
 
-    computed = [n for n in topo_order(outputs) if n.op.computes]
-    if order is None:
-        order = computed
-    else:
-        order = [n for n in order if n.op.computes]
-        if set(order) != set(computed) or len(order) != len(computed):
-            raise PlanError("order must list every computed node of the graph exactly once")
-        seen: set[Node] = set()
-        for v in order:
-            bad = [x for x in v.inputs if x.op.computes and x not in seen]
-            if bad:
-                raise PlanError(f"order is not topological: {v.name!r} comes before its input "
-                                f"{bad[0].name!r}")
-            seen.add(v)
     n = len(order)
     if n > MAX_NODES:
         raise PlanError(f"optimal_rematerialization: {n} computed nodes, above the limit of "
@@ -138,13 +146,14 @@ def _problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node], floa
 
 def optimal_rematerialization(outputs: Sequence[Node], budget: float,
                               cost: Callable[[Node], float] | None = None,
-                              order: Sequence[Node] | None = None,
+                              order: Sequence[Node] | str | None = None,
                               time_limit: float = 60.0) -> RematResult:
     """The cheapest schedule of ``outputs`` (loss, gradients) holding at most ``budget`` bytes.
 
-    Optimal among the schedules that compute each node for the first time in ``order`` (default:
-    the depth-first topological order), as in Checkmate; another order can do better, since it
-    may, say, compute part of the backward pass early.
+    Optimal among the schedules that compute each node for the first time in ``order``, as in
+    Checkmate, which solves for a fixed order: by default the memory-aware order of the planners
+    (:func:`~memlab.memory.order.memory_order`); a method name of it (``"dfs"``: depth-first) or
+    an explicit order otherwise. Another order can do better.
 
     Raises :class:`~memlab.errors.BudgetError` with the least budget any schedule needs (the largest
     op's inputs and output together) when ``budget`` is below it, or when the solver proves the
@@ -158,13 +167,14 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
     check_number(budget, "optimal_rematerialization: budget (bytes)", low=0, error=BudgetError)
     cost = (lambda v: 1.0) if cost is None else \
         check_callable(cost, "optimal_rematerialization: cost (a function of a node)", PlanError)
-    if order is not None:
+    if order is not None and not isinstance(order, str):
         order = check_list(order, "optimal_rematerialization: order", PlanError)
         if not all(isinstance(n, Node) for n in order):
             raise PlanError("optimal_rematerialization: order must be a list of Nodes")
     check_number(time_limit, "optimal_rematerialization: time_limit (seconds)", above=0,
                  error=PlanError)
-    floor = minimum_budget(outputs)
+    order = _computed_order(outputs, order)
+    floor = minimum_budget(outputs, order)
     if budget < floor:
         raise BudgetError(f"a budget of {budget:g} bytes is too small: the minimum is {floor} bytes "
                           f"(an op's inputs, its output and the graph outputs held together)")
@@ -183,14 +193,15 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
     forward = set(topo_order(outputs[0]))
     readers_later = {v for t in range(n) for i in range(t) if x[var["S", t, i]] for v in [order[i]]}
     keep = {v for v in readers_later if v in forward and v.op.computes}
-    return RematResult(keep, float(res.fun), computed - n, stages, seconds)
+    return RematResult(keep, float(c @ x), computed - n, stages, seconds)  # exact, not res.fun
 
 
-def minimum_budget(outputs: Sequence[Node]) -> int:
-    """Bytes no schedule can go below: for each op, its distinct computed inputs and its output, plus
-    the graph outputs computed before it (they are held to the end)."""
+def minimum_budget(outputs: Sequence[Node], order: Sequence[Node] | str | None = None) -> int:
+    """Bytes no schedule in ``order`` (as in :func:`optimal_rematerialization`) can go below: for
+    each op, its distinct computed inputs and its output, plus the graph outputs computed before
+    it (they are held to the end)."""
     outputs = as_list(outputs)
-    order = [n for n in topo_order(outputs) if n.op.computes]
+    order = _computed_order(outputs, order)
     pos = {v: i for i, v in enumerate(order)}
     outs = [o for o in outputs if o in pos]
     worst = 0

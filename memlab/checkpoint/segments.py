@@ -7,6 +7,10 @@
   a node when the bytes since the last kept one exceed a threshold, try thresholds around
   ``sqrt(total bytes x largest value)``, and keep the best plan by planned bytes.
 
+The forward nodes are walked in the order the step runs in, the memory-aware
+:func:`~memlab.memory.order.memory_order` of the planners (seed 002 part 1), and planned bytes are
+those of the offset planner in that order.
+
 Each returns the set of nodes to keep; :func:`~memlab.checkpoint.rewrite.recompute_graph` builds the
 graph that recomputes the others.
 """
@@ -17,17 +21,18 @@ from typing import Sequence
 
 from ..errors import BudgetError, PlanError, check_int, check_number
 from ..graph import Node, as_list
-from ..memory import plan_offsets
+from ..memory import memory_order, plan_offsets
 from .rewrite import forward_nodes, recompute_graph, recomputed_nodes, training_outputs
 
 
 def _candidates(outputs: Sequence[Node]) -> list[Node]:
-    """Forward nodes that may be dropped: computed, not the loss."""
-    return [n for n in forward_nodes(outputs) if n is not outputs[0]]
+    """Forward nodes that may be dropped: computed, not the loss, in the order the step runs them."""
+    forward = set(forward_nodes(outputs))
+    return [n for n in memory_order(outputs) if n in forward and n is not outputs[0]]
 
 
 def every_k(outputs: Sequence[Node], k: int) -> set[Node]:
-    """Keep every ``k``-th forward node in topological order (p.31)."""
+    """Keep every ``k``-th forward node in the order the step runs them (p.31)."""
     outputs = training_outputs(outputs, "every_k")
     check_int(k, "every_k: k", 1, PlanError)
     return {n for i, n in enumerate(_candidates(outputs)) if (i + 1) % k == 0}

@@ -5,12 +5,13 @@ It picks one :class:`~memlab.execute.runner.Runner` -- naive (p.10-13), pool (p.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import MemlabError
-from ..graph import Node, as_list, topo_order
+from ..graph import Node, as_list
+from ..memory.order import resolve_order
 from ..memory.plan import Plan
 from .arena import ArenaRunner
 from .naive import NaiveRunner
@@ -36,10 +37,15 @@ class Executor:
     (:mod:`memlab.execute.device`): one device allocation laid out by the plan (which must be made
     with ``alignment=256``), a device memory pool, or one allocation per value. Results come back
     as numpy arrays.
+
+    ``order``: the execution order of the naive and pool runners: an explicit order, a method of
+    :func:`~memlab.memory.order.memory_order` (``"dfs"``: depth-first) or None for its
+    memory-aware default (seed 002 part 1). A plan runs in its own order.
     """
 
     def __init__(self, outputs: Node | Iterable[Node], plan: Plan | None = None,
-                 memory: str | None = None, device: str = "cpu") -> None:
+                 memory: str | None = None, device: str = "cpu",
+                 order: Sequence[Node] | str | None = None) -> None:
         self.outputs = as_list(outputs)
         if memory is None:
             memory = "naive" if plan is None else "arena"
@@ -52,17 +58,21 @@ class Executor:
         if device not in DEVICES:
             raise MemlabError(f"device must be one of {', '.join(map(repr, DEVICES))}, "
                               f"got {device!r}")
+        if plan is not None and order is not None:
+            raise MemlabError("a plan runs in its own order (plan.order): pass order= to the "
+                              "planner, not to Executor(..., plan=...)")
         self.device = device
         self.runner: Runner
+        steps = [] if plan is not None else resolve_order(self.outputs, order)  # a plan: its own
         if device == "cuda":
             from .device import device_runner  # imports numba: only when a device is asked for
-            self.runner = device_runner(self.outputs, topo_order(self.outputs), plan, memory)
+            self.runner = device_runner(self.outputs, steps, plan, memory)
         elif plan is not None:
             self.runner = ArenaRunner(self.outputs, plan)
         elif memory == "pool":
-            self.runner = PoolRunner(self.outputs)
+            self.runner = PoolRunner(self.outputs, steps)
         else:
-            self.runner = NaiveRunner(self.outputs)
+            self.runner = NaiveRunner(self.outputs, steps)
         self.order = self.runner.order
 
     @property

@@ -39,16 +39,17 @@ def topo_order(outputs: Node | Iterable[Node]) -> list[Node]:
     return _walk(as_list(outputs), readers=False)[0]
 
 
-def last_readers(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None
-                 ) -> tuple[list[Node], dict[Node, Node]]:
+def last_readers(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
+                 trusted: bool = False) -> tuple[list[Node], dict[Node, Node]]:
     """An execution order (``order``, else :func:`topo_order`'s) and the **last reader** of every
     node in it: the last node of the order that takes it as an input, or the node itself when
     nothing reads it. A value's reference count (p.22) reaches 0 at its last reader; planners
-    release its memory there. Without ``order`` this costs one walk of the graph.
+    release its memory there. Without ``order`` this costs one walk of the graph. ``order`` is
+    checked (:func:`check_order`) unless ``trusted`` (an order this library has just built).
     """
     if order is None:
         return _walk(as_list(outputs), readers=True)
-    order = check_order(outputs, order)
+    order = list(order) if trusted else check_order(outputs, order)
     last: dict[Node, Node] = {}
     for n in order:
         last[n] = n

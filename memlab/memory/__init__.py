@@ -1,7 +1,8 @@
 """Memory planning for the op graph (CSE599G1 lecture 7, p.14-25).
 
 Dynamic allocation through a caching pool (:mod:`.pool`, p.14-16); liveness and reference counts,
-computed once (:mod:`.liveness`); the lecture's tag planner with in-place, sharing and the box of
+computed once (:mod:`.liveness`); the execution order chosen for its peak memory
+(:mod:`.order`, seed 002 part 1); the lecture's tag planner with in-place, sharing and the box of
 free tags (:mod:`.planner`, p.17-22); byte offsets in one arena, tags chosen with every lifetime
 known, and the live-bytes lower bound (:mod:`.offsets`); longest-path colouring and the implicit
 dependencies sharing adds (:mod:`.longest_path`, :mod:`.coloring`, p.23-25); an independent
@@ -11,6 +12,7 @@ rules (:mod:`.sharing`, seed 001). Imports :mod:`memlab.graph` and below.
 from .plan import Plan, TagPlan, ALIGN, align
 from .pool import MemoryPool
 from .liveness import reference_counts, lifetimes, prepare
+from .order import memory_order, order_peak, resolve_order
 from .planner import plan_memory, MemoryPlan, PlanStep, Box
 from .offsets import plan_offsets, plan_tags_by_size, live_bytes_lower_bound, OffsetPlan
 from .checkplan import check_plan
@@ -18,5 +20,6 @@ from . import coloring, sharing
 from .sharing import plan_sharing
 
 __all__ = ["Plan", "TagPlan", "ALIGN", "align", "MemoryPool", "reference_counts", "lifetimes", "prepare",
+           "memory_order", "order_peak", "resolve_order",
            "plan_memory", "MemoryPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
            "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing"]

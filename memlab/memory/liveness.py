@@ -12,6 +12,8 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from ..errors import PlanError
 from ..graph import Node, as_list, last_readers
 
@@ -41,6 +43,29 @@ class Liveness:
         end, last = len(self.order), self.last
         return {n: (step[n], end if last[n] is None else step[last[n]]) for n in self.sizes}
 
+    def live_bytes(self) -> np.ndarray:
+        """Bytes alive at each step ``0 .. len(order)`` (the last entry: the outputs kept to the
+        end); its maximum is the order's **peak memory** (seed 002, "Sequential problem")."""
+        life = self.lifetimes()
+        sizes = self.sizes
+        return live_curve([a for a, _ in life.values()], [b for _, b in life.values()],
+                          list(sizes.values()), len(self.order) + 1)
+
+    def peak(self) -> int:
+        """The most bytes alive at any step of the order (no in-place sharing counted)."""
+        return int(self.live_bytes().max(initial=0))
+
+
+def live_curve(first: Sequence[int] | np.ndarray, last: Sequence[int] | np.ndarray,
+               size: Sequence[int] | np.ndarray, steps: int) -> np.ndarray:
+    """Bytes alive at each of ``steps`` steps when value ``k`` of ``size[k]`` bytes is alive from step
+    ``first[k]`` to step ``last[k]`` included: the one sweep behind every peak of live bytes."""
+    first, last, size = (np.asarray(v, np.int64) for v in (first, last, size))
+    delta = np.zeros(steps + 1, np.int64)
+    np.add.at(delta, first, size)
+    np.add.at(delta, last + 1, -size)
+    return np.cumsum(delta[:steps])
+
 
 def check_size(node: Node) -> int:
     """``node.nbytes``, or a :class:`PlanError` naming the node when it is 0 or less."""
@@ -50,15 +75,18 @@ def check_size(node: Node) -> int:
     return node.nbytes
 
 
-def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None) -> Liveness:
+def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None,
+            trusted: bool = False) -> Liveness:
     """The graph's outputs, a validated execution order and each value's last reader (one walk of
-    the graph when no order is given).
+    the graph when no order is given: the depth-first order). Planners start from
+    :func:`~memlab.memory.order.plan_liveness`, which picks the memory-aware order by default.
 
-    Raises :class:`~memlab.errors.CycleError` or :class:`PlanError` naming the
-    node when the graph has a cycle or the order is not topological.
+    Raises :class:`~memlab.errors.CycleError` or :class:`PlanError` naming the node when the
+    graph has a cycle or the order is not topological; ``trusted``: an order the library has
+    just built, not checked again.
     """
     outs = as_list(outputs)
-    order, last = last_readers(outs, order)
+    order, last = last_readers(outs, order, trusted)
     for o in outs:
         last[o] = None
     return Liveness(outs, order, last)

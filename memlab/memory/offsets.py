@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import PlanError, check_bool
 from ..graph import Node
 from .liveness import inplace_clusters, inplace_partner, prepare
+from .order import plan_liveness
 from .plan import ALIGN, Plan, align, check_alignment, check_is_plan
 from .planner import MemoryPlan
 
@@ -56,7 +57,7 @@ class OffsetPlan:
 SCAN_ABOVE = 20_000
 
 
-def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
+def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None,
                  inplace: bool = True, method: str = "auto", alignment: int = ALIGN) -> OffsetPlan:
     """Byte offsets for every value in one arena, over the values' lifetimes.
 
@@ -66,13 +67,14 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     smallest free gap of the arena at that step, freed after its last step: near-linear.
     ``"auto"`` uses greedy up to :data:`SCAN_ABOVE` blocks. ``inplace`` merges an op's output with
     an input it may overwrite when the op is that input's last consumer (p.19-20). Every offset
-    is a multiple of ``alignment`` bytes (256 for a GPU).
+    is a multiple of ``alignment`` bytes (256 for a GPU). ``order``: an execution order, a method
+    of :func:`~memlab.memory.order.memory_order` (``"dfs"``: depth-first) or None for its default.
     """
     check_alignment(alignment)
     if method not in ("auto", "greedy", "scan"):
         raise PlanError(f"method must be 'auto', 'greedy' or 'scan', got {method!r}")
     check_bool(inplace, "plan_offsets: inplace", PlanError)
-    liveness = prepare(outputs, order)
+    liveness = plan_liveness(outputs, order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     life = liveness.lifetimes()
     clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
@@ -174,11 +176,7 @@ def live_bytes_lower_bound(plan: Plan) -> int:
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     out_set = set(outs)
     life = liveness.lifetimes()
-    delta = np.zeros(len(order) + 2, np.int64)
-    for n, (a, b) in life.items():
-        delta[a] += sizes[n]
-        delta[b + 1] -= sizes[n]
-    live = np.cumsum(delta)[:len(order) + 1]
+    live = liveness.live_bytes()
     if getattr(plan, "inplace", True):
         for i, n in enumerate(order):
             if n in sizes:
@@ -188,7 +186,7 @@ def live_bytes_lower_bound(plan: Plan) -> int:
     return int(live.max()) if live.size else 0
 
 
-def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
+def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None,
                       inplace: bool = True, alignment: int = ALIGN) -> MemoryPlan:
     """Tags chosen with the whole graph in view: greedy by size over lifetimes.
 
@@ -197,11 +195,11 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | No
     time, we can instead take the in-place chains biggest first and put each
     into the first tag none of whose chains is alive at the same time (a new
     tag if none), as TensorFlow Lite does for its shared objects. Same
-    :class:`~memlab.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``).
+    :class:`~memlab.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``); ``order`` as there.
     """
     check_alignment(alignment)
     check_bool(inplace, "plan_tags_by_size: inplace", PlanError)
-    liveness = prepare(outputs, order)
+    liveness = plan_liveness(outputs, order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     life = liveness.lifetimes()
     clusters = inplace_clusters(order, sizes, life, set(outs), inplace)

@@ -16,12 +16,15 @@ then does it decrement its inputs' counts and put the tags of inputs that
 reached zero into the box, so an op never writes into an input it did not
 take in place (p.22 step 3: "allocate tag for F, release space of B").
 
-A count reaches zero exactly at its value's **last reader**, which the walk
-that finds the order also finds (:func:`~memlab.graph.last_readers`). So the
-planner tests "is this op the last reader of x?" where the slide counts down,
-and keeps the counts themselves only for the trace (``trace=True``), where the
-steppers show them; both give the same plan (tested). This keeps planning
-cheaper than a topological sort with :mod:`graphlib` (``bench/planning.py``).
+A count reaches zero exactly at its value's **last reader**, found in one pass
+over the order (:func:`~memlab.graph.last_readers`). So the planner tests "is
+this op the last reader of x?" where the slide counts down, and keeps the
+counts themselves only for the trace (``trace=True``), where the steppers show
+them; both give the same plan (tested). The default order is the memory-aware
+one (:func:`~memlab.memory.order.memory_order`, seed 002 part 1), which costs a
+few walks of the graph; with ``order="dfs"`` the depth-first walk that finds the
+order also finds the last readers, and planning costs less than a topological
+sort with :mod:`graphlib` (``bench/planning.py``).
 
 Match rule for the box (``match="best"``, our NNVM-like choice): the smallest
 free tag of at least the value's size; if none, the largest smaller tag,
@@ -40,7 +43,8 @@ from typing import Callable, Hashable, Iterable, Sequence
 
 from ..errors import PlanError, check_bool, check_callable, check_int
 from ..graph import Node
-from .liveness import check_size, prepare, reference_counts
+from .liveness import check_size, reference_counts
+from .order import plan_liveness
 from .longest_path import node_colors
 from .plan import ALIGN, align, check_alignment  # noqa: F401  (ALIGN: documented here)
 
@@ -202,7 +206,7 @@ class Box:
 
 
 def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node], bool] = True,
-                share: bool = True, colors: int = 1, order: Sequence[Node] | None = None, *,
+                share: bool = True, colors: int = 1, order: Sequence[Node] | str | None = None, *,
                 trace: bool = False, match: str = "best",
                 group: Callable[[Node], Hashable] | None = None,
                 alignment: int = ALIGN) -> MemoryPlan:
@@ -212,7 +216,9 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     ``share``: allow reuse of released tags (p.21); ``colors``: longest-path colouring, sharing
     only within a colour (p.24); ``group``: instead of colours, share (and work in place) only
     between values with equal ``group(node)`` (OpenNMT's vertical and horizontal sharing,
-    :mod:`.sharing`); ``order``: an execution order (default: depth-first topological order);
+    :mod:`.sharing`); ``order``: an execution order, or a method of
+    :func:`~memlab.memory.order.memory_order` (``"dfs"``: the depth-first order), default its
+    memory-aware order;
     ``trace``: record one :class:`PlanStep` per op in ``plan.steps`` (off by default: the
     steppers of lessons 03 and 05 ask for it; planning without it costs about a topological sort);
     ``match``: ``"best"`` or ``"exact"`` (see the module docstring); ``alignment``: bytes every
@@ -230,7 +236,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         check_callable(group, "plan_memory: group", PlanError)
     if group is not None and colors > 1:
         raise PlanError("plan_memory takes colors or group, not both")
-    liveness = prepare(outputs, order)
+    liveness = plan_liveness(outputs, order)
     outs, order, last = liveness.outputs, liveness.order, liveness.last  # last: where a count
     # reaches 0 (p.22); sizes: node.nbytes, checked as each value is planned
     color = node_colors(order, colors) if colors > 1 else {}

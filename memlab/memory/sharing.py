@@ -53,14 +53,14 @@ def _module(node: Node) -> Hashable:
     return None if node.scope is None else node.scope.module
 
 
-def plan_sharing(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None, *,
+def plan_sharing(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None, *,
                  local: bool = False, vertical: bool = False, horizontal: bool = False,
                  trace: bool = False, alignment: int = ALIGN) -> MemoryPlan:
     """A tag plan using only the chosen techniques (none: every value its own storage).
 
     Nodes need scopes (:func:`memlab.graph.scope`) for vertical and horizontal sharing; values
-    outside any scope share only among themselves. ``alignment``: as for
-    :func:`~memlab.memory.planner.plan_memory` (256 for a GPU).
+    outside any scope share only among themselves. ``order`` and ``alignment``: as for
+    :func:`~memlab.memory.planner.plan_memory` (default: the memory-aware order; 256 for a GPU).
     """
     for what, flag in (("local", local), ("vertical", vertical), ("horizontal", horizontal)):
         check_bool(flag, f"plan_sharing: {what}", PlanError)

@@ -38,7 +38,7 @@ from ..checkpoint import forward_nodes_of as forward_nodes, memonger, recompute_
     recomputed_nodes, sqrt_checkpoints
 from ..execute import Executor
 from ..graph import PLACEHOLDER, Node, topo_order
-from ..memory import plan_memory, plan_offsets
+from ..memory import memory_order, plan_memory, plan_offsets, resolve_order
 from .shape_only import alexnet, googlenet, lstm, resnet, vgg
 from .zoo import training_outputs
 
@@ -57,9 +57,12 @@ STRATEGIES = {"naive": (False, False), "inplace": (True, False), "co-share": (Fa
               "both": (True, True)}
 
 
-def compare_strategies(outputs: Sequence[Node]) -> dict[str, int]:
-    """Total planned bytes for naive / in-place / co-share / both (p.29's four bars)."""
-    return {name: plan_memory(outputs, inplace=ip, share=sh, trace=False).total_bytes
+def compare_strategies(outputs: Sequence[Node], order: Sequence[Node] | str | None = None
+                       ) -> dict[str, int]:
+    """Total planned bytes for naive / in-place / co-share / both (p.29's four bars), in ``order``
+    (default: the memory-aware order, :func:`~memlab.memory.memory_order`; ``"dfs"``: depth-first)."""
+    order = resolve_order(outputs, order)
+    return {name: plan_memory(outputs, inplace=ip, share=sh, trace=False, order=order).total_bytes
             for name, (ip, sh) in STRATEGIES.items()}
 
 
@@ -143,10 +146,13 @@ def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int =
 
 def layer_sizes(model: dict[str, Any]) -> tuple[list[int], list[float]]:
     """Per-layer parameter counts and activation bytes per sample of a zoo model built with batch 1
-    (a layer: an op that reads a weight; its activations: the forward values since the last one)."""
+    (a layer: an op that reads a weight; its activations: the forward values computed since the
+    last one, in the forward pass's memory-aware order, :func:`~memlab.memory.memory_order`)."""
     data = model["data"] if "data" in model else model["x"]
     params, acts, pending = [], [], 0.0
-    for n in forward_nodes([model["loss"]]):
+    for n in memory_order(model["loss"]):
+        if not n.op.computes:
+            continue
         pending += n.nbytes
         weights = [x for x in n.inputs if x.op is PLACEHOLDER and x is not data]
         if weights:

@@ -22,7 +22,7 @@ from .trees import side_by_side
 def node_values(outputs: Node | list[Node], feed: Mapping[Any, Any]) -> dict[Node, np.ndarray]:
     """Every node's value given ``feed`` (one naive run of the whole topological order)."""
     order = topo_order(outputs)
-    return dict(zip(order, Executor(order).run(feed)))
+    return dict(zip(order, Executor(order, order=order).run(feed)))
 
 
 def _text(value: Any) -> str:

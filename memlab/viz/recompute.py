@@ -14,6 +14,7 @@ from ..checkpoint import forward_nodes_of
 from ..checkpoint.rewrite import RECOMPUTE
 from ..graph import Node, topo_order
 from ..memory.liveness import lifetimes
+from ..memory.order import memory_order
 from .graphs import digraph, node_text
 from .palette import LEAF, color
 from .plots import finish
@@ -45,7 +46,7 @@ def draw_recompute(original: Sequence[Node], rewritten: Sequence[Node], keep: se
 def execution_frames(outputs: Sequence[Node], title: str) -> list[Frame]:
     """One frame per op of the planner's order: the values alive after it, as bars (orange:
     recomputed copies), with the bytes held."""
-    order = topo_order(outputs)
+    order = memory_order(outputs)
     life = lifetimes(order, outputs)
     frames, peak = [], 0
     for k, n in enumerate(order):

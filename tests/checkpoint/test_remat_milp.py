@@ -51,27 +51,33 @@ def _graphs():
     yield "branch", [loss, *ml.gradients(loss, [x])]
 
 
+@pytest.mark.parametrize("method", [None, "dfs"])
 @pytest.mark.parametrize("name, outs", list(_graphs()), ids=lambda v: v if isinstance(v, str) else "")
-def test_the_program_equals_exhaustive_search(name, outs):
-    order = ml.topo_order(outs)
-    low = minimum_budget(outs)
+def test_the_program_equals_exhaustive_search(name, outs, method):
+    # default: the memory-aware order of the planners; "dfs": the depth-first one
+    order = ml.memory_order(outs) if method is None else ml.topo_order(outs)
+    low = minimum_budget(outs, method)
     total = sum(n.nbytes for n in order if n.op.computes)
     for budget in sorted({low, low + 8, low + 16, low + 32, low + 64, total}):
         want = search(outs, budget, order)
         if want == float("inf"):
             with pytest.raises(ml.BudgetError):
-                optimal_rematerialization(outs, budget)
+                optimal_rematerialization(outs, budget, order=method)
             continue
-        got = optimal_rematerialization(outs, budget)
+        got = optimal_rematerialization(outs, budget, order=method)
         assert got.cost == want, (name, budget)
         assert got.recomputations == want - len([n for n in order if n.op.computes])
 
 
-def _first_order(rewritten):
-    """The original nodes in the order the rewritten graph first computes them."""
+def _first_order(plan, by_name):
+    """The original nodes in the order the plan of the rewritten graph first computes them (a
+    recomputed copy may come before its original: the memory-aware order can run it first)."""
     seen, order = set(), []
-    for n in ml.topo_order(rewritten):
-        if n.op.computes and n.op is not ck.rewrite.RECOMPUTE and n not in seen:
+    for n in plan.order:
+        if not n.op.computes:
+            continue
+        n = n.attrs["of"] if n.op is ck.rewrite.RECOMPUTE else by_name[n.name]
+        if n not in seen:
             seen.add(n)
             order.append(n)
     return order
@@ -83,9 +89,10 @@ def test_never_beaten_by_sqrt_or_memonger(depth):
     outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
     for keep in (ck.sqrt_checkpoints(outs), ck.memonger(outs), ck.every_k(outs, 2)):
         new = ck.recompute_graph(outs, keep)
-        peak = ml.live_bytes_lower_bound(ml.plan_offsets(new, inplace=False))
+        plan = ml.plan_offsets(new, inplace=False)
+        peak = ml.live_bytes_lower_bound(plan)
         by_name = {n.name: n for n in ml.topo_order(outs)}  # rebuilt backward nodes keep names
-        order = [by_name[n.name] for n in _first_order(new)]
+        order = _first_order(plan, by_name)
         best = optimal_rematerialization(outs, peak, order=order)
         assert best.recomputations <= len(ck.recomputed_nodes(new))
 

@@ -49,7 +49,12 @@ def test_step_trace_counts_every_op_once():
     ex = ml.Executor(outs, memory="pool")
     ex.run(feed)
     ran = [s.node for s in ex.stats.trace]
-    assert ran == [n for n in ml.topo_order(outs) if n.op.computes]
+    assert ran == [n for n in ex.order if n.op.computes]
+    ops = [n for n in ml.topo_order(outs) if n.op.computes]
+    assert sorted(ran, key=id) == sorted(ops, key=id)             # every op once
+    dfs = ml.Executor(outs, memory="pool", order="dfs")
+    dfs.run(feed)
+    assert [s.node for s in dfs.stats.trace] == ops               # order="dfs": the old order
 
 
 @pytest.mark.parametrize("kwargs, match", [

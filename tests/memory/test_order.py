@@ -1,0 +1,131 @@
+"""The memory-aware execution order (seed 002 part 1, "Sequential problem"): every method gives a
+topological order; "exact" equals a brute force over every order; "best" never above depth-first;
+every order computes the same values under every planner and executor; bad input is refused."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import memlab as ml
+from memlab.errors import PlanError
+from memlab.memory.order import METHODS, PREFERENCE, memory_order, order_peak
+from memlab.models import mlp, training_outputs
+from strategies import all_topological_orders, random_dags
+
+HEURISTICS = ("greedy", "autograd", "reverse_dfs", "dfs", "best")
+
+
+def brute_peak(order, outputs):
+    """Most bytes alive at one step, counted value by value from the definition: a computed value
+    is alive from its step to the step of its last reader; outputs to the end."""
+    pos = {n: i for i, n in enumerate(order)}
+    outs = set(outputs)
+    alive = []
+    for v in order:
+        if not v.op.computes:
+            continue
+        readers = [pos[r] for r in order if v in r.inputs]
+        end = len(order) if v in outs else max(readers, default=pos[v])
+        alive.append((pos[v], end, v.nbytes))
+    return max((sum(b for a, e, b in alive if a <= i <= e) for i in range(len(order) + 1)), default=0)
+
+
+def is_topological(order, outputs):
+    need = ml.topo_order(outputs)
+    pos = {n: i for i, n in enumerate(order)}
+    return (len(order) == len(need) and set(order) == set(need)
+            and all(pos[x] < pos[n] for n in order for x in n.inputs))
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_dags(max_nodes=12))
+def test_every_method_gives_a_topological_order(data):
+    outs, _ = data
+    for method in HEURISTICS:
+        order = memory_order(outs, method)
+        assert is_topological(order, outs), method
+        assert order_peak(outs, order) == brute_peak(order, outs), method
+    assert memory_order(outs, "dfs") == ml.topo_order(outs)
+    assert memory_order(outs, "reverse_dfs") == ml.topo_order(outs[::-1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(random_dags(max_nodes=7))
+def test_exact_is_the_least_peak_over_every_order(data):
+    outs, _ = data
+    ops = [n for n in ml.topo_order(outs) if n.op.computes]
+    leaves = [n for n in ml.topo_order(outs) if not n.op.computes]
+    preds = {n: [x for x in n.inputs if x.op.computes] for n in ops}
+    least = min(brute_peak(leaves + o, outs) for o in all_topological_orders(ops, preds))
+    exact = memory_order(outs, "exact")
+    assert is_topological(exact, outs)
+    assert brute_peak(exact, outs) == least
+    peaks = {m: brute_peak(memory_order(outs, m), outs) for m in HEURISTICS}
+    assert min(peaks.values()) >= least
+    assert peaks["best"] <= peaks["dfs"]
+    # "best" is the least of the heuristics, ties to the first in PREFERENCE
+    assert peaks["best"] == min(peaks[m] for m in PREFERENCE)
+    first = next(m for m in PREFERENCE if peaks[m] == peaks["best"])
+    assert memory_order(outs, "best") == memory_order(outs, first)
+
+
+@settings(max_examples=20, deadline=None)
+@given(random_dags(max_nodes=10))
+def test_every_order_computes_the_same_values(data):
+    outs, feed = data
+    want = ml.Executor(outs, order="dfs").run(feed)
+    for method in HEURISTICS:
+        runs = [ml.Executor(outs, order=method), ml.Executor(outs, memory="pool", order=method),
+                ml.Executor(outs, plan=ml.plan_memory(outs, order=method)),
+                ml.Executor(outs, plan=ml.plan_offsets(outs, order=method))]
+        for ex in runs:
+            for a, b in zip(want, ex.run(feed)):
+                np.testing.assert_array_equal(a, b, err_msg=method)
+        assert ml.plan_memory(outs, order=method).order == memory_order(outs, method)
+
+
+def test_training_step_default_order():
+    """The issue's example: on [loss, dW1, ..., dWn] the depth-first order holds every input
+    gradient; the autograd order runs each layer's weight gradient with its input gradient."""
+    m = mlp(depth=8, batch=64, n_in=16, hidden=16, n_out=4)
+    outs = training_outputs(m)
+    order = memory_order(outs, "autograd")
+    forward = set(ml.topo_order(outs[0]))
+    ops = [n for n in order if n.op.computes]
+    first_backward = next(i for i, n in enumerate(ops) if n not in forward)
+    assert all(n in forward for n in ops[:first_backward])
+    assert not any(n in forward for n in ops[first_backward:])
+    pos = {n: i for i, n in enumerate(order)}
+    assert [pos[g] for g in outs[1:]] == sorted((pos[g] for g in outs[1:]), reverse=True)
+    dfs, best = brute_peak(ml.topo_order(outs), outs), brute_peak(memory_order(outs), outs)
+    assert best < 0.7 * dfs
+    assert ml.plan_offsets(outs).total_bytes < ml.plan_offsets(outs, order="dfs").total_bytes
+    assert ml.live_bytes_lower_bound(ml.plan_memory(outs)) <= best
+
+
+def test_explicit_orders_still_work():
+    g = ml.models.slide22()
+    plan = ml.plan_memory(g["G"], order=g["order"])
+    assert plan.order == g["order"]
+    ex = ml.Executor(g["G"], memory="pool", order=g["order"])
+    assert ex.order == g["order"]
+
+
+def test_bad_input():
+    g = ml.models.slide22()
+    with pytest.raises(PlanError, match="method must be one of 'best', 'greedy'.*got 'fast'"):
+        memory_order(g["G"], "fast")
+    with pytest.raises(PlanError, match="method must be one of"):
+        ml.plan_offsets(g["G"], order="fast")
+    bad = [g["A"], g["C"], g["B"], g["F"], g["E"], g["G"]]  # C reads B
+    with pytest.raises(PlanError, match="not topological: node 'C' comes before its input 'B'"):
+        ml.plan_memory(g["G"], order=bad)
+    with pytest.raises(PlanError, match="not topological: node 'C'"):
+        ml.Executor(g["G"], order=bad)
+    with pytest.raises(ml.MemlabError, match="own order"):
+        ml.Executor(g["G"], plan=ml.plan_memory(g["G"]), order="dfs")
+    big = mlp(depth=6, batch=2, n_in=3, hidden=3, n_out=2)["outputs"]
+    with pytest.raises(PlanError, match="above the limit max_ops=24"):
+        memory_order(big, "exact")
+    assert set(METHODS) == {"best", "exact", *HEURISTICS}
