@@ -45,13 +45,51 @@ def sqrt_checkpoints(outputs: Sequence[Node]) -> set[Node]:
     return every_k(outputs, max(1, round(math.sqrt(n)))) if n else set()
 
 
+def cuts(outputs: Sequence[Node]) -> list[tuple[Node, frozenset[Node]]]:
+    """Each forward node in run order with the **cut** after it: the forward values computed so far
+    that a later forward op still reads (keep them, and the rest of the forward pass can be
+    recomputed from them alone). On a chain a cut is one value; on a ResNet it is the trunk ``h``
+    between blocks (``h`` and a branch value inside one); on an LSTM the pair ``(h_t, c_t)``.
+    Values computed from placeholders alone (an LSTM's input projections, which the run order may
+    compute early) are in no cut: they are recomputed from the placeholders where they are read."""
+    outputs = as_list(outputs)
+    cands = _candidates(outputs)
+    pos = {n: i for i, n in enumerate(cands)}
+    last = {n: i for i, n in enumerate(cands)}
+    for i, n in enumerate(cands):
+        for x in n.inputs:
+            if x in pos:
+                last[x] = max(last[x], i)
+    live: set[Node] = set()
+    out = []
+    for i, n in enumerate(cands):
+        live.discard(n)
+        for x in n.inputs:
+            if x in live and last[x] <= i:
+                live.discard(x)
+        if last[n] > i and any(x.op.computes for x in n.inputs):
+            live.add(n)
+        out.append((n, frozenset(live)))
+    return out
+
+
+#: how many positions either side a cut must be the smallest of, to be kept (a few layers)
+WINDOW = 16
+
+
 def by_threshold(outputs: Sequence[Node], threshold: float) -> set[Node]:
-    """Keep a node whenever the bytes since the last kept one exceed ``threshold`` (memonger's walk)."""
-    keep, since = set(), 0
-    for n in _candidates(as_list(outputs)):
+    """Memonger's walk over the cuts (:func:`cuts`) in run order: when the bytes since the last
+    kept cut exceed ``threshold``, keep the next cut that holds no more values than any cut within
+    :data:`WINDOW` positions (Chen et al. keep the outputs of whole stages: a ResNet's trunk, an
+    LSTM's state, never a value inside a residual branch)."""
+    walk = cuts(outputs)
+    sizes = [len(c) for _, c in walk]
+    keep: set[Node] = set()
+    since = 0
+    for i, (n, cut) in enumerate(walk):
         since += n.nbytes
-        if since > threshold:
-            keep.add(n)
+        if since > threshold and cut and sizes[i] <= min(sizes[max(0, i - WINDOW):i + WINDOW + 1]):
+            keep |= cut
             since = 0
     return keep
 
