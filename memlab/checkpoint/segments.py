@@ -32,14 +32,15 @@ def _candidates(outputs: Sequence[Node]) -> list[Node]:
 
 
 def every_k(outputs: Sequence[Node], k: int) -> set[Node]:
-    """Keep every ``k``-th forward node in the order the step runs them (p.31)."""
+    """Keep a cut (:func:`cuts`) every ``k`` forward nodes of the order the step runs them (p.31):
+    on a chain, every ``k``-th node; elsewhere the next small cut once ``k`` nodes have passed."""
     outputs = training_outputs(outputs, "every_k")
     check_int(k, "every_k: k", 1, PlanError)
-    return {n for i, n in enumerate(_candidates(outputs)) if (i + 1) % k == 0}
+    return by_threshold(outputs, k - 1, count=True)
 
 
 def sqrt_checkpoints(outputs: Sequence[Node]) -> set[Node]:
-    """Keep every ``round(sqrt(N))``-th of the ``N`` forward nodes (p.33)."""
+    """Keep a cut every ``round(sqrt(N))`` of the ``N`` forward nodes (p.33)."""
     outputs = training_outputs(outputs, "sqrt_checkpoints")
     n = len(_candidates(outputs))
     return every_k(outputs, max(1, round(math.sqrt(n)))) if n else set()
@@ -77,17 +78,17 @@ def cuts(outputs: Sequence[Node]) -> list[tuple[Node, frozenset[Node]]]:
 WINDOW = 16
 
 
-def by_threshold(outputs: Sequence[Node], threshold: float) -> set[Node]:
-    """Memonger's walk over the cuts (:func:`cuts`) in run order: when the bytes since the last
-    kept cut exceed ``threshold``, keep the next cut that holds no more values than any cut within
-    :data:`WINDOW` positions (Chen et al. keep the outputs of whole stages: a ResNet's trunk, an
-    LSTM's state, never a value inside a residual branch)."""
+def by_threshold(outputs: Sequence[Node], threshold: float, count: bool = False) -> set[Node]:
+    """Memonger's walk over the cuts (:func:`cuts`) in run order: when the bytes (``count=True``:
+    the forward nodes) since the last kept cut exceed ``threshold``, keep the next cut that holds no
+    more values than any cut within :data:`WINDOW` positions (Chen et al. keep the outputs of whole
+    stages: a ResNet's trunk, an LSTM's state, never a value inside a residual branch)."""
     walk = cuts(outputs)
-    sizes = [len(c) for _, c in walk]
+    sizes = [len(c) or len(walk) for _, c in walk]  # an empty cut is no cut
     keep: set[Node] = set()
     since = 0
     for i, (n, cut) in enumerate(walk):
-        since += n.nbytes
+        since += 1 if count else n.nbytes
         if since > threshold and cut and sizes[i] <= min(sizes[max(0, i - WINDOW):i + WINDOW + 1]):
             keep |= cut
             since = 0
@@ -111,8 +112,10 @@ def memonger(outputs: Sequence[Node], budget: int | None = None) -> set[Node]:
     total, largest = sum(n.nbytes for n in cands), max(n.nbytes for n in cands)
     base = math.sqrt(total * largest)
     tried = []
-    for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0):
-        keep = by_threshold(outputs, base * f)
+    root = math.sqrt(len(cands))  # and thresholds cutting ~sqrt(N) segments of equal bytes
+    for threshold in [base * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)] + \
+            [total / (root * f) for f in (0.5, 0.75, 1.0, 1.5, 2.0)]:
+        keep = by_threshold(outputs, threshold)
         rewritten = recompute_graph(outputs, keep)
         tried.append((plan_offsets(rewritten).total_bytes, len(recomputed_nodes(rewritten)), keep))
     tried.append((planned_bytes(outputs, set(cands)), 0, set(cands)))  # keep everything
