@@ -36,6 +36,7 @@ from typing import Any, Callable, Sequence
 
 from ..checkpoint import every_k, forward_nodes_of as forward_nodes, memonger, recompute_graph, \
     recomputed_nodes, recursive_checkpoints, sqrt_checkpoints
+from ..errors import PlanError, check_choice
 from ..execute import Executor
 from ..graph import PLACEHOLDER, Node, topo_order
 from ..memory import memory_order, plan_memory, plan_offsets, resolve_order
@@ -162,7 +163,7 @@ def training_steps(size: str = "small") -> dict[str, tuple[list[Node], dict | No
     name -> (outputs, feed, or None for a shape-only graph). ``"full"``: the 36-layer MLP of issue
     23, ResNet-1000 in Chen et al.'s configuration (batch 32, 224x224 images) and LSTM-400 (p.36's
     configuration); ``"small"``: the same families at test sizes."""
-    full = size == "full"
+    full = check_choice(size, "training_steps: size", ("small", "full"), PlanError) == "full"
     m = mlp(depth=36, batch=256, n_in=16, hidden=16, n_out=4)
     cr = conv_resnet(blocks=32) if full else conv_resnet(blocks=8, batch=4, length=32)
     s2s = seq2seq(8, 8) if full else seq2seq(4, 4, hidden=8, batch=4)
@@ -190,6 +191,8 @@ def checkpoint_table(steps: dict[str, tuple[list[Node], dict | None]] | None = N
     (:func:`feature_map_bytes`) as fractions of store all, ``counted`` overhead (recomputed copies
     / forward ops) and, for graphs with a feed, ``measured`` overhead (arena executor time, best of
     ``repeat``). ``steps``: :func:`training_steps` (small) by default."""
+    for name in strategies:
+        check_choice(name, "checkpoint_table: strategies (names)", CHECKPOINTS, PlanError)
     rows = []
     for model, (outs, feed) in (training_steps() if steps is None else steps).items():
         base, base_fm = plan_offsets(outs).total_bytes, feature_map_bytes(outs)

@@ -113,3 +113,11 @@ def test_checkpoint_table_rows():
     assert isinstance(rows[0]["measured"], float) and rows[2]["measured"] is None
     for r in rows:
         assert 0 < r["bytes"] < 1 and 0 < r["counted"] <= 1
+
+
+def test_bad_names_raise_memlab_errors():
+    with pytest.raises(ml.MemlabError, match="'sqrt\\(N\\)'"):
+        checkpoint_table({}, strategies=("sqrt",))
+    from memlab.models.studies import training_steps
+    with pytest.raises(ml.MemlabError, match="'small'"):
+        training_steps("tiny")
