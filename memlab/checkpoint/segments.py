@@ -1,15 +1,25 @@
 """Which forward values to keep on an op graph (CSE599G1 lecture 7, p.31-34; Chen et al. 2016).
 
-* :func:`every_k` keeps every k-th forward node (p.31 "checkpoint every K"): the backward pass then
-  recomputes each segment once, so memory is O(k) for the segment plus O(N / k) checkpoints;
+Every strategy keeps **cuts** (:func:`cuts`): the forward values computed up to a point of the run
+order that a later forward op still reads. Keeping a whole cut lets the backward pass recompute
+the segment after it from kept values alone; keeping one value inside a residual branch, or
+``h_t`` without ``c_t``, does not, and on a ResNet or an LSTM it saved little. A cut is kept only
+where it is the smallest within :data:`WINDOW` positions (a ResNet's trunk between blocks, an
+LSTM's state between steps; on a chain, each value).
+
+* :func:`every_k` keeps a cut every k forward nodes (p.31 "checkpoint every K"): the backward pass
+  then recomputes each segment once, so memory is O(k) for the segment plus O(N / k) checkpoints;
 * :func:`sqrt_checkpoints` takes ``k = sqrt(N)`` (p.33: O(sqrt N) memory for one extra forward pass);
-* :func:`memonger` is Chen et al.'s budget search: walk the forward nodes in topological order, keep
-  a node when the bytes since the last kept one exceed a threshold, try thresholds around
-  ``sqrt(total bytes x largest value)``, and keep the best plan by planned bytes.
+* :func:`memonger` is Chen et al.'s budget search: walk the forward nodes in run order, keep a cut
+  when the bytes since the last kept one exceed a threshold, try thresholds around
+  ``sqrt(total bytes x largest value)`` and thresholds cutting about sqrt(N) segments of equal
+  bytes, and keep the best plan by planned bytes;
+* :func:`recursive_checkpoints` nests every-k levels (p.34).
 
 The forward nodes are walked in the order the step runs in, the memory-aware
 :func:`~memlab.memory.order.memory_order` of the planners (seed 002 part 1), and planned bytes are
-those of the offset planner in that order.
+those of the offset planner in that order. On full training steps (every weight gradient too)
+this is what makes checkpointing pay: under the depth-first order it saved nothing (issue 23).
 
 Each returns the set of nodes to keep; :func:`~memlab.checkpoint.rewrite.recompute_graph` builds the
 graph that recomputes the others.
