@@ -1,0 +1,201 @@
+"""Checkmate at scale: the linear relaxation of the integer program of :mod:`.remat_milp`, then
+two-phase rounding (Jain et al. 2020, section 5), for training graphs of thousands of nodes.
+
+1. Solve the relaxation (every variable in [0, 1]) with HiGHS: a lower bound on the cost of any
+   schedule in the same order, and a fractional checkpoint matrix ``S*``.
+2. Round ``S*`` to 0/1: deterministically (``S = 1`` where ``S* >= threshold``, for several
+   thresholds) and at random (``S = 1`` with probability ``S*``).
+3. Given ``S``, the cheapest ``R`` is forced: stage ``t`` computes ``v_t``, whatever it must carry
+   into stage ``t + 1`` and does not hold, and, walking back, every input of those that it does not
+   hold. Values held but neither read in the stage nor carried on are dropped from ``S``, and each
+   value is freed right after its last reader in the stage unless it is carried on.
+4. Keep the cheapest rounding whose peak fits the budget.
+
+Rounding may overshoot the budget (the relaxation spreads a value over several fractional
+"half-held" states). As in the paper, the relaxation is then solved again for a smaller budget, and
+as a last resort the schedules that hold everything (no recomputation) and that hold only the
+outputs are tried; if none fits, :class:`~memlab.errors.BudgetError` names the least budget that
+this search reached and the floor below which no schedule exists.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import BudgetError, PlanError
+from ..graph import Node, as_list
+from .remat_milp import Problem, RematResult, build_problem, check_budget, minimum_budget, result
+
+THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)  #: deterministic rounding thresholds
+SHRINK = (0.9, 0.75, 0.5)  #: budgets for the relaxation, as fractions, when no rounding fits
+
+
+def solve_relaxation(p: Problem, time_limit: float = 600.0) -> tuple[np.ndarray, float]:
+    """The relaxation's solution vector and value (HiGHS through ``scipy.optimize.linprog``)."""
+    from scipy.optimize import linprog
+
+    eq = p.lo == p.hi
+    res = linprog(p.c, A_ub=p.A[~eq], b_ub=p.hi[~eq], A_eq=p.A[eq], b_eq=p.hi[eq],
+                  bounds=np.column_stack([p.lb, p.ub]), method="highs",
+                  options={"time_limit": time_limit})
+    if res.x is None:
+        return None, float("inf")
+    return res.x, float(res.fun)
+
+
+def complete(p: Problem, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Phase two: the fewest computations ``R`` given held values ``S`` (0/1, n x n), and ``S``
+    without the values that nothing reads. Outputs are held from the stage after they are made."""
+    n, ins = len(p.order), p.inputs
+    S = np.tril(np.asarray(S, bool), -1).copy()
+    is_out = np.zeros(n, bool)
+    is_out[p.outputs] = True
+    S |= np.tril(np.broadcast_to(is_out, (n, n)), -1)
+    R = np.zeros((n, n), bool)
+    for t in range(n - 1, -1, -1):
+        held = S[t]
+        need = np.zeros(n, bool)
+        need[t] = True
+        if t + 1 < n:
+            need[:t] |= S[t + 1, :t] & ~held[:t]
+        for j in range(t, -1, -1):
+            if need[j]:
+                R[t, j] = True
+                for i in ins[j]:
+                    if not held[i]:
+                        need[i] = True
+        read = np.zeros(n, bool)
+        for j in np.flatnonzero(R[t]):
+            read[ins[j]] = True
+        S[t] &= read | is_out | (S[t + 1] if t + 1 < n else False)
+    return R, S
+
+
+def peak_bytes(p: Problem, R: np.ndarray, S: np.ndarray) -> float:
+    """The most bytes held at once when stage ``t`` starts with ``S[t]``, computes ``R[t]`` in
+    order, and frees each value after its last reader in the stage unless ``S[t + 1]`` holds it."""
+    n, ins, size = len(p.order), p.inputs, p.size
+    is_out = np.zeros(n, bool)
+    is_out[p.outputs] = True
+    peak = 0.0
+    for t in range(n):
+        ops = np.flatnonzero(R[t])
+        kept = is_out | (S[t + 1] if t + 1 < n else False)
+        last: dict[int, int] = {}
+        for j in ops:
+            for i in ins[j]:
+                last[i] = j
+        mem = float(size[S[t]].sum())
+        for j in ops:
+            mem += size[j]
+            peak = max(peak, mem)
+            for i in ins[j]:
+                if last[i] == j and not kept[i]:
+                    mem -= size[i]
+            if j not in last and not kept[j]:
+                mem -= size[j]
+    return peak
+
+
+def _bridges(R: np.ndarray, S: np.ndarray, S_star: np.ndarray) -> list[tuple[int, int, int]]:
+    """Moves ``(a, b, i)``: hold ``v_i`` through stages ``a .. b`` instead of recomputing it in
+    stage ``b``, from the last stage ``a - 1`` that computed or held it; most held by ``S*`` first."""
+    moves = []
+    for b, i in zip(*np.nonzero(np.tril(R, -1))):
+        had = np.flatnonzero(R[:b, i] | S[:b, i])
+        a = int(had[-1]) + 1
+        moves.append((-float(S_star[a:b + 1, i].mean()), b - a, a, int(b), int(i)))
+    return [m[2:] for m in sorted(moves)]
+
+
+def _roundings(S_star: np.ndarray, thresholds: Sequence[float], samples: int,
+               rng: np.random.Generator):
+    for th in thresholds:
+        yield S_star >= th - 1e-9
+    for _ in range(samples):
+        yield rng.random(S_star.shape) < S_star
+
+
+def rounded_rematerialization(outputs: Sequence[Node], budget: float,
+                              cost: Callable[[Node], float] | None = None,
+                              order: Sequence[Node] | None = None,
+                              thresholds: Sequence[float] = THRESHOLDS, samples: int = 4,
+                              seed: int = 0, time_limit: float = 600.0,
+                              improve: float = 10.0, starts: int = 4) -> RematResult:
+    """A schedule of ``outputs`` within ``budget`` bytes by Checkmate's relaxation and two-phase
+    rounding (Jain et al. 2020, section 5), for graphs too large for
+    :func:`~memlab.checkpoint.remat_milp.optimal_rematerialization`.
+
+    Same model, ``order`` (default: the depth-first topological order) and result as the integer
+    program; ``result.bound`` is the relaxation's value, a lower bound on the optimum, and
+    ``result.optimal`` is true only when the schedule's cost meets it. Tries each of ``thresholds``
+    and ``samples`` random roundings (seeded by ``seed``), then, from each of the ``starts`` cheapest
+    schedules found, for up to ``improve`` seconds in all: holds a recomputed value from its
+    previous computation instead, one value at a time (most held by the relaxation first), while
+    the schedule gets cheaper and fits.
+
+    Raises :class:`~memlab.errors.BudgetError` when ``budget`` is below
+    :func:`~memlab.checkpoint.remat_milp.minimum_budget`, or when no rounding nor fallback fits
+    (the message names the least budget reached).
+    """
+    outputs = as_list(outputs)
+    cost = cost or (lambda v: 1.0)
+    check_budget(outputs, budget)
+    if not (isinstance(samples, int) and samples >= 0):
+        raise PlanError(f"samples must be an integer >= 0, got {samples!r}")
+    if any(not 0 < th <= 1 for th in thresholds):
+        raise PlanError(f"thresholds must lie in (0, 1], got {tuple(thresholds)!r}")
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    p = build_problem(outputs, budget, cost, order)
+    n = len(p.order)
+    found: dict[bytes, tuple[float, np.ndarray, np.ndarray]] = {}  # feasible schedules by S
+    least = float("inf")
+
+    def consider(S: np.ndarray) -> float:
+        """The cost of ``S`` completed, or infinity when it does not fit."""
+        nonlocal least
+        R, S = complete(p, S)
+        peak = peak_bytes(p, R, S)
+        least = min(least, peak)
+        if peak > budget:
+            return float("inf")
+        c = float((R * p.cost[None, :]).sum())
+        found.setdefault(S.tobytes(), (c, R, S))
+        return c
+
+    for f in (1.0, *SHRINK):  # phase one, on a smaller budget when no rounding fits
+        q = p if f == 1.0 else build_problem(outputs, budget * f, cost, p.order)
+        x, value = solve_relaxation(q, time_limit)
+        bound = value if f == 1.0 else bound
+        if x is None:
+            break
+        S_star = q.matrices(x)[1]
+        for S in _roundings(S_star, thresholds, samples, rng):
+            consider(S)
+        if found:
+            break
+    consider(np.ones((n, n), bool))   # hold everything read later
+    consider(np.zeros((n, n), bool))  # hold only the outputs
+    if not found:
+        raise BudgetError(f"no rounded schedule fits {budget:g} bytes: the least peak reached is "
+                          f"{least:g} bytes (the minimum for one op at a time is "
+                          f"{minimum_budget(outputs)} bytes)")
+    stop = time.perf_counter() + improve
+    for c, R, S in sorted(found.values(), key=lambda f: f[0])[:starts]:
+        while time.perf_counter() < stop:  # bridge recomputations while the budget allows
+            for a, b, i in _bridges(R, S, S_star):
+                S2 = S.copy()
+                S2[a:b + 1, i] = True
+                c2 = consider(S2)
+                if c2 < c:
+                    c, R, S = found[complete(p, S2)[1].tobytes()]
+                    break
+                if time.perf_counter() > stop:
+                    break
+            else:
+                break
+    c, R, S = min(found.values(), key=lambda f: f[0])
+    return result(p, outputs, R, S, time.perf_counter() - t0, c <= bound + 1e-6, bound)
