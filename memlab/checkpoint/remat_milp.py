@@ -76,49 +76,62 @@ def fixed_order(outputs: Sequence[Node], order: Sequence[Node] | None) -> list[N
     return order
 
 
-def _tri(t: np.ndarray, i: np.ndarray) -> np.ndarray:
-    """Index of ``(t, i)``, ``i <= t``, in a lower triangle stored row by row."""
-    return t * (t + 1) // 2 + i
+def _ragged(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(row, j)`` for every ``j < lengths[row]``, row by row."""
+    lengths = np.asarray(lengths, np.int64)
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    return row, np.arange(len(row)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
 @dataclass
 class Problem:
     """Checkmate's program for ``order`` as ``min c x`` with ``lo <= A x <= hi``, ``lb <= x <= ub``.
-    Variables: ``R`` from 0 (``R[t, i]`` at ``_tri(t, i)``), ``S`` from ``s0`` (``S[t, i]``, i < t, at
-    ``s0 + _tri(t - 1, i)``), ``U`` from ``u0`` (like ``R``), then ``F`` from ``f0``."""
+
+    Stage ``T`` computes the new nodes ``first[T] .. last[T]`` of the order (one per stage in the
+    paper and in the integer program; a block of them when the relaxation coarsens the stages).
+    Variables: ``R[T, i]`` (``i <= last[T]``) at ``r0[T] + i``, ``S[T, i]`` (``i < first[T]``) at
+    ``s0[T] + i``, ``U[T, k]`` at ``u0 + r0[T] + k``, then one ``F`` per stage and freeable edge."""
 
     order: list[Node]
     inputs: list[list[int]]   #: positions of each node's distinct computed inputs
     size: np.ndarray          #: bytes of each node
     cost: np.ndarray          #: cost of computing each node
     outputs: np.ndarray       #: positions of the graph outputs
+    first: np.ndarray         #: first new node of each stage
+    last: np.ndarray          #: last new node of each stage
     c: np.ndarray
     A: object                 #: scipy.sparse CSR matrix
     lo: np.ndarray
     hi: np.ndarray
     lb: np.ndarray
     ub: np.ndarray
-    s0: int
+    r0: np.ndarray
+    s0: np.ndarray
+    u0: int
 
     def matrices(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ``(R, S)`` matrices (n x n, S[t, i] for i < t) of a solution vector ``x``."""
-        n = len(self.order)
-        t, i = np.tril_indices(n)
-        R = np.zeros((n, n))
-        R[t, i] = x[_tri(t, i)]
-        S = np.zeros((n, n))
-        t, i = np.tril_indices(n, -1)
-        S[t, i] = x[self.s0 + _tri(t - 1, i)]
+        """The ``(R, S)`` matrices (stages x nodes) of a solution vector ``x``."""
+        m, n = len(self.first), len(self.order)
+        R, S = np.zeros((m, n)), np.zeros((m, n))
+        T, i = _ragged(self.last + 1)
+        R[T, i] = x[self.r0[T] + i]
+        T, i = _ragged(self.first)
+        S[T, i] = x[self.s0[T] + i]
         return R, S
 
 
 def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node], float],
-                  order: Sequence[Node] | None) -> Problem:
-    """Checkmate's constraints for ``outputs`` in ``order``, built with numpy index arrays."""
+                  order: Sequence[Node] | None, stages: int | None = None) -> Problem:
+    """Checkmate's constraints for ``outputs`` in ``order``, built with numpy index arrays, with
+    ``stages`` stages (default: one per computed node) that split the order into equal blocks."""
     from scipy.sparse import coo_matrix  # imported here: only these solvers need it
 
     order = fixed_order(outputs, order)
     n = len(order)
+    m = n if stages is None else max(1, min(n, int(stages)))
+    first = (np.arange(m) * n) // m
+    last = np.append(first[1:], n) - 1
+    stage_of = np.repeat(np.arange(m), last - first + 1)
     pos = {v: i for i, v in enumerate(order)}
     inputs = [[pos[x] for x in dict.fromkeys(v.inputs) if x in pos] for v in order]
     size = np.array([float(v.nbytes) for v in order]) / budget
@@ -126,22 +139,26 @@ def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node],
     is_out[[pos[o] for o in outputs if o in pos]] = True
     src = np.array([i for k in range(n) for i in inputs[k]], np.int64)
     dst = np.array([k for k in range(n) for _ in inputs[k]], np.int64)
-    s0 = n * (n + 1) // 2
-    u0 = s0 + n * (n - 1) // 2
-    f0 = u0 + n * (n + 1) // 2
-    freeable = np.flatnonzero(~is_out[src])  # edges whose source may be freed
-    count = n - dst[freeable]                 # stages dst .. n-1
-    fbase = np.zeros(len(src), np.int64)
-    fbase[freeable] = f0 + np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.int64)
-    fe = np.repeat(freeable, count)           # F variable -> (stage, edge)
-    ft = dst[fe] + np.arange(len(fe)) - np.repeat(fbase[freeable] - f0, count)
+    r0 = np.cumsum(last + 1) - (last + 1)
+    nr = int((last + 1).sum())
+    s0 = nr + np.cumsum(first) - first
+    u0 = nr + int(first.sum())
+    f0 = u0 + nr
+    freeable = np.flatnonzero(~is_out[src])   # edges whose source may be freed
+    Fe, FT = _ragged(m - stage_of[dst[freeable]])
+    fe = freeable[Fe]                         # F variable -> (stage FT, edge fe)
+    FT = FT + stage_of[dst[fe]]
+    fv = f0 + np.arange(len(fe))
+    fbase = np.zeros(len(src), np.int64)      # F[T, e] at fbase[e] + T
+    fbase[freeable] = f0 + np.cumsum(m - stage_of[dst[freeable]]) - (m - stage_of[dst[freeable]]) \
+        - stage_of[dst[freeable]]
     nvar = f0 + len(fe)
 
-    def R(t, i):
-        return _tri(t, i)
+    def R(T, i):
+        return r0[T] + i
 
-    def S(t, i):
-        return s0 + _tri(t - 1, i)
+    def S(T, i):
+        return s0[T] + i
 
     rows: list[tuple[np.ndarray, ...]] = []   # (row, col, value) blocks
     lo: list[np.ndarray] = []
@@ -150,62 +167,55 @@ def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node],
 
     def add(cols: Sequence[np.ndarray], vals: Sequence[float | np.ndarray], a: float, b: float):
         nonlocal nrow
-        m = len(cols[0])
-        r = nrow + np.arange(m)
+        r = nrow + np.arange(len(cols[0]))
         for col, val in zip(cols, vals):
-            rows.append((r, col, np.broadcast_to(np.asarray(val, float), (m,))))
-        lo.append(np.full(m, a))
-        hi.append(np.full(m, b))
-        nrow += m
+            rows.append((r, col, np.broadcast_to(np.asarray(val, float), r.shape)))
+        lo.append(np.full(len(r), a))
+        hi.append(np.full(len(r), b))
+        nrow += len(r)
 
-    t, i = np.tril_indices(n, -1)
-    add([R(t, i), S(t, i)], [1, 1], -np.inf, 1)                    # not both computed and held
-    e = np.repeat(np.arange(len(src)), n - dst)                    # (stage, edge), dst <= stage
-    te = dst[e] + np.arange(len(e)) - np.repeat(np.concatenate(([0], np.cumsum(n - dst)[:-1])),
-                                                n - dst)
-    add([R(te, dst[e]), R(te, src[e]), S(te, src[e])], [1, -1, -1], -np.inf, 0)  # inputs present
-    t, i = np.tril_indices(n - 1, -1)                              # held next: held or computed now
-    add([S(t + 1, i), R(t, i), S(t, i)], [1, -1, -1], -np.inf, 0)
-    fv = f0 + np.arange(len(fe))
-    add([fv, R(ft, dst[fe])], [1, -1], -np.inf, 0)                 # freed after a consumer ran
-    last = ft < n - 1
-    add([fv[last], S(ft[last] + 1, src[fe[last]])], [1, 1], -np.inf, 1)  # ... and not carried
+    T, i = _ragged(first)
+    add([R(T, i), S(T, i)], [1, 1], -np.inf, 1)                    # not both computed and held
+    e, T = _ragged(m - stage_of[dst])                              # (stage, edge), dst by then
+    T = T + stage_of[dst[e]]
+    old = src[e] < first[T]                                        # inputs from earlier blocks
+    e, T = e[old], T[old]
+    add([R(T, dst[e]), R(T, src[e]), S(T, src[e])], [1, -1, -1], -np.inf, 0)  # inputs present
+    T, i = _ragged(first[:-1])                                     # held next: held or computed
+    add([S(T + 1, i), R(T, i), S(T, i)], [1, -1, -1], -np.inf, 0)
+    add([fv, R(FT, dst[fe])], [1, -1], -np.inf, 0)                 # freed after a consumer ran
+    carry = FT < m - 1
+    add([fv[carry], S(FT[carry] + 1, src[fe[carry]])], [1, 1], -np.inf, 1)  # ... not carried
     pa, pb = _later_consumers(src, dst)                            # ... nor read later this stage
-    if len(pa):
-        keep = ~is_out[src[pa]]
-        pa, pb = pa[keep], pb[keep]
-        reps = n - dst[pb]
-        pa_r, pb_r = np.repeat(pa, reps), np.repeat(pb, reps)
-        tt = dst[pb_r] + np.arange(len(pa_r)) - np.repeat(
-            np.concatenate(([0], np.cumsum(reps)[:-1])), reps)
-        add([fbase[pa_r] + tt - dst[pa_r], R(tt, dst[pb_r])], [1, 1], -np.inf, 1)
-    t = np.arange(n)                                               # U[t, 0]
-    held_t, held_i = np.tril_indices(n, -1)
-    add([_tri(t, 0) + u0, R(t, 0)], [1, -size[0]], 0, 0)
-    held_rows = nrow - n + held_t
-    rows.append((held_rows, S(held_t, held_i), -size[held_i]))
-    t, k = np.tril_indices(n)                                      # U[t, k], k >= 1
-    t, k = t[k > 0], k[k > 0]
-    start = nrow
-    add([u0 + _tri(t, k), u0 + _tri(t, k - 1), R(t, k)], [1, -1, -size[k]], 0, 0)
-    row_of = np.full((n, n), -1, np.int64)
-    row_of[t, k] = start + np.arange(len(t))
-    inside = dst[fe] < ft                                          # freed before the stage ends
-    rows.append((row_of[ft[inside], dst[fe[inside]] + 1], fv[inside], size[src[fe[inside]]]))
+    keep = ~is_out[src[pa]]
+    pa, pb = pa[keep], pb[keep]
+    k, T = _ragged(m - stage_of[dst[pb]])
+    pa, pb, T = pa[k], pb[k], T + stage_of[dst[pb[k]]]
+    add([fbase[pa] + T, R(T, dst[pb])], [1, 1], -np.inf, 1)
+    u_first = nrow                                                 # U[T, 0] = held + R[T, 0]
+    add([u0 + R(np.arange(m), 0), R(np.arange(m), 0)], [1, -size[0]], 0, 0)
+    T, i = _ragged(first)
+    rows.append((u_first + T, S(T, i), -size[i]))
+    T, k = _ragged(last + 1)                                       # U[T, k], k >= 1
+    T, k = T[k > 0], k[k > 0]
+    row_of = np.full(nr, -1, np.int64)
+    row_of[R(T, k)] = nrow + np.arange(len(T))
+    add([u0 + R(T, k), u0 + R(T, k - 1), R(T, k)], [1, -1, -size[k]], 0, 0)
+    inside = dst[fe] < last[FT]                                    # freed before the stage ends
+    rows.append((row_of[R(FT[inside], dst[fe[inside]] + 1)], fv[inside], size[src[fe[inside]]]))
     A = coo_matrix((np.concatenate([r[2] for r in rows]),
                     (np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows]))),
                    shape=(nrow, nvar)).tocsr()
     lb, ub = np.zeros(nvar), np.ones(nvar)
-    lb[_tri(np.arange(n), np.arange(n))] = 1                       # stage t computes v_t
-    t, i = np.tril_indices(n, -1)
-    held_out = is_out[i]
-    lb[S(t[held_out], i[held_out])] = 1                            # outputs held to the end
+    lb[R(stage_of, np.arange(n))] = 1                              # stage T computes its block
+    T, i = _ragged(first)
+    lb[S(T[is_out[i]], i[is_out[i]])] = 1                          # outputs held to the end
     costs = np.array([float(cost(v)) for v in order])
     c = np.zeros(nvar)
-    t, i = np.tril_indices(n)
-    c[R(t, i)] = costs[i]
-    return Problem(order, inputs, size * budget, costs, np.flatnonzero(is_out), c, A,
-                   np.concatenate(lo), np.concatenate(hi), lb, ub, s0)
+    T, i = _ragged(last + 1)
+    c[R(T, i)] = costs[i]
+    return Problem(order, inputs, size * budget, costs, np.flatnonzero(is_out), first, last, c, A,
+                   np.concatenate(lo), np.concatenate(hi), lb, ub, r0, s0, u0)
 
 
 def _later_consumers(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -232,12 +242,12 @@ def result(problem: Problem, outputs: Sequence[Node], R: np.ndarray, S: np.ndarr
            seconds: float, optimal: bool, bound: float) -> RematResult:
     """The :class:`RematResult` of 0/1 matrices ``R`` and ``S`` (see :class:`Problem`)."""
     order, n = problem.order, len(problem.order)
-    stages = [[order[i] for i in np.flatnonzero(R[t, :t + 1] > 0.5)] for t in range(n)]
+    stages = [[order[i] for i in np.flatnonzero(row > 0.5)] for row in R]
     computed = sum(len(s) for s in stages)
     forward = set(topo_order(outputs[0]))
     held = np.flatnonzero((S > 0.5).any(axis=0))
     keep = {order[i] for i in held if order[i] in forward}
-    cost = float(sum(problem.cost[i] for t in range(n) for i in np.flatnonzero(R[t] > 0.5)))
+    cost = float(((R > 0.5) * problem.cost[None, :]).sum())
     return RematResult(keep, cost, computed - n, stages, seconds, optimal, bound)
 
 
@@ -269,10 +279,8 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
                         f"{MAX_NODES} (the integer program grows like n^2); "
                         f"rounded_rematerialization solves its relaxation at any size")
     p = build_problem(outputs, budget, cost, order)
-    nint = p.s0 + n * (n - 1) // 2
-    integrality = np.zeros(len(p.c))
-    integrality[:nint] = 1                   # R and S; F follows them at the optimum, U is bytes
-    integrality[nint + n * (n + 1) // 2:] = 1
+    integrality = np.ones(len(p.c))          # all but U, the bytes held
+    integrality[p.u0:p.u0 + int(p.r0[-1] + p.last[-1] + 1)] = 0
     t0 = time.perf_counter()
     res = milp(p.c, constraints=LinearConstraint(p.A, p.lo, p.hi), bounds=Bounds(p.lb, p.ub),
                integrality=integrality, options={"time_limit": time_limit})
