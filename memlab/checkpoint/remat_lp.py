@@ -19,6 +19,7 @@ this search reached and the floor below which no schedule exists.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Callable, Sequence
 
@@ -104,15 +105,33 @@ def peak_bytes(p: Problem, R: np.ndarray, S: np.ndarray) -> float:
     return peak
 
 
-def _bridges(R: np.ndarray, S: np.ndarray, S_star: np.ndarray, first: np.ndarray) -> list[tuple[int, int, int]]:
-    """Moves ``(a, b, i)``: hold ``v_i`` through stages ``a .. b`` instead of recomputing it in
-    stage ``b``, from the last stage ``a - 1`` that computed or held it; most held by ``S*`` first."""
-    moves = []
+def _moves(R: np.ndarray, S: np.ndarray, S_star: np.ndarray, first: np.ndarray):
+    """Changes to ``S`` that remove a recomputation: hold ``v_i`` through stages ``a .. b`` instead
+    of recomputing it in stage ``b`` (from the last stage ``a - 1`` that computed or held it),
+    most held by ``S*`` first; then the same together with no longer holding one, then two, other
+    values from stage ``a`` to the end of a run of stages that holds them, to make room."""
+    bridges = []
     for b, i in zip(*np.nonzero(R & (np.arange(R.shape[1])[None, :] < first[:, None]))):
-        had = np.flatnonzero(R[:b, i] | S[:b, i])
-        a = int(had[-1]) + 1
-        moves.append((-float(S_star[a:b + 1, i].mean()), b - a, a, int(b), int(i)))
-    return [m[2:] for m in sorted(moves)]
+        a = int(np.flatnonzero(R[:b, i] | S[:b, i])[-1]) + 1
+        bridges.append((-float(S_star[a:b + 1, i].mean()), b - a, a, int(b), int(i)))
+    bridges = [m[2:] for m in sorted(bridges)]
+    for a, b, i in bridges:
+        S2 = S.copy()
+        S2[a:b + 1, i] = True
+        yield S2
+    edge = np.diff(np.vstack([np.zeros((1, S.shape[1]), bool), S, np.zeros((1, S.shape[1]), bool)])
+                   .astype(np.int8), axis=0)
+    starts, ends = np.nonzero(edge.T == 1), np.nonzero(edge.T == -1)  # runs of S = 1, by column
+    runs = [(int(j), int(c), int(d) - 1) for j, c, d in zip(starts[0], starts[1], ends[1])]
+    for drops in (1, 2):
+        for a, b, i in bridges:
+            near = [(j, c, d) for j, c, d in runs if j != i and c <= b and d >= a]
+            for pick in itertools.combinations(near, drops):
+                S2 = S.copy()
+                S2[a:b + 1, i] = True
+                for j, c, d in pick:
+                    S2[max(a, c):d + 1, j] = False
+                yield S2
 
 
 def _roundings(S_star: np.ndarray, thresholds: Sequence[float], samples: int,
@@ -160,17 +179,15 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
     found: dict[bytes, tuple[float, np.ndarray, np.ndarray]] = {}  # feasible schedules by S
     least = float("inf")
 
-    def consider(S: np.ndarray) -> float:
-        """The cost of ``S`` completed, or infinity when it does not fit."""
+    def consider(S: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] | None:
+        """``S`` completed, with its cost, if it fits."""
         nonlocal least
         R, S = complete(p, S)
         peak = peak_bytes(p, R, S)
         least = min(least, peak)
         if peak > budget:
-            return float("inf")
-        c = float((R * p.cost[None, :]).sum())
-        found.setdefault(S.tobytes(), (c, R, S))
-        return c
+            return None
+        return found.setdefault(S.tobytes(), (float((R * p.cost[None, :]).sum()), R, S))
 
     for f in (1.0, *SHRINK):  # phase one, on a smaller budget when no rounding fits
         q = p if f == 1.0 else build_problem(outputs, budget * f, cost, p.order, stages)
@@ -191,13 +208,11 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
                           f"{minimum_budget(outputs)} bytes)")
     stop = time.perf_counter() + improve
     for c, R, S in sorted(found.values(), key=lambda f: f[0])[:starts]:
-        while time.perf_counter() < stop:  # bridge recomputations while the budget allows
-            for a, b, i in _bridges(R, S, S_star, p.first):
-                S2 = S.copy()
-                S2[a:b + 1, i] = True
-                c2 = consider(S2)
-                if c2 < c:
-                    c, R, S = found[complete(p, S2)[1].tobytes()]
+        while time.perf_counter() < stop:  # first improvement, while the budget allows
+            for S2 in _moves(R, S, S_star, p.first):
+                better = consider(S2)
+                if better is not None and better[0] < c:
+                    c, R, S = better
                     break
                 if time.perf_counter() > stop:
                     break
