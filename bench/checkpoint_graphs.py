@@ -76,14 +76,14 @@ def milp_times() -> None:
     print("\n4. Checkmate's MILP: solve time against graph size (MLP training graphs, budget halfway")
     print("   between the minimum and keeping everything)")
     print(f"{'graph':<12}{'nodes':>6}{'variables':>10}{'budget':>8}{'recomp':>8}{'s':>8}")
-    from memlab.checkpoint.remat_milp import _problem, minimum_budget, optimal_rematerialization
+    from memlab.checkpoint.remat_milp import build_problem, minimum_budget, optimal_rematerialization
     for depth in (1, 2, 3, 4, 5, 6):
         m = mlp(depth=depth, batch=2, n_in=3, hidden=3, n_out=2)
         outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
         computed = [n for n in ml.topo_order(outs) if n.op.computes]
         low, high = minimum_budget(outs), sum(n.nbytes for n in computed)
         budget = (low + high) // 2
-        nvars = len(_problem(outs, budget, lambda v: 1.0, None)[1])
+        nvars = len(build_problem(outs, budget, lambda v: 1.0, None).c)
         r = optimal_rematerialization(outs, budget)
         print(f"{'mlp-' + str(depth):<12}{len(computed):>6}{nvars:>10}{budget:>8}"
               f"{r.recomputations:>8}{r.seconds:8.2f}")

@@ -27,13 +27,14 @@ import numpy as np
 
 from ..errors import BudgetError, PlanError
 from ..graph import Node, as_list
-from .remat_milp import Problem, RematResult, build_problem, check_budget, minimum_budget, result
+from .remat_milp import (Problem, RematResult, build_problem, check_budget, fixed_order, minimum_budget,
+                         result)
 
 THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)  #: deterministic rounding thresholds
 SHRINK = (0.9, 0.75, 0.5)
-#: stages of the relaxation: beyond this many nodes the stages compute blocks of new nodes (the
-#: relaxation of n stages takes 4 s at 123 nodes, 140 s at 243, growing like n^5)
-MAX_STAGES = 64  #: budgets for the relaxation, as fractions, when no rounding fits
+#: stages x nodes of the relaxation: beyond it the stages compute blocks of new nodes (with one
+#: stage per node the relaxation takes 4 s at 123 nodes and 140 s at 243; 32 stages, 24 s at 1005)
+CELLS = 30_000  #: budgets for the relaxation, as fractions, when no rounding fits
 
 
 def solve_relaxation(p: Problem, time_limit: float = 600.0) -> tuple[np.ndarray, float]:
@@ -148,14 +149,16 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
                               thresholds: Sequence[float] = THRESHOLDS, samples: int = 32,
                               seed: int = 0, time_limit: float = 600.0,
                               improve: float = 10.0, starts: int = 4,
-                              stages: int | None = MAX_STAGES) -> RematResult:
+                              stages: int | None = None) -> RematResult:
     """A schedule of ``outputs`` within ``budget`` bytes by Checkmate's relaxation and two-phase
     rounding (Jain et al. 2020, section 5), for graphs too large for
     :func:`~memlab.checkpoint.remat_milp.optimal_rematerialization`.
 
     Same model, ``order`` (default: the depth-first topological order) and result as the integer
-    program; ``result.bound`` is the relaxation's value, a lower bound on the optimum, and
-    ``result.optimal`` is true only when the schedule's cost meets it. Tries each of ``thresholds``
+    program, except that beyond ``CELLS`` stages x nodes (or with ``stages``) each stage computes
+    a block of new nodes, so that the relaxation stays small; ``result.bound`` is the relaxation's
+    value, a lower bound on the optimum in those stages, and ``result.optimal`` is true only when
+    the schedule's cost meets it. Tries each of ``thresholds``
     and ``samples`` random roundings (seeded by ``seed``), then, from each of the ``starts`` cheapest
     schedules found, for up to ``improve`` seconds in all: holds a recomputed value from its
     previous computation instead, one value at a time (most held by the relaxation first), while
@@ -174,6 +177,8 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
         raise PlanError(f"thresholds must lie in (0, 1], got {tuple(thresholds)!r}")
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
+    if stages is None:
+        stages = max(8, CELLS // len(fixed_order(outputs, order)))
     p = build_problem(outputs, budget, cost, order, stages)
     n, m = len(p.order), len(p.first)
     found: dict[bytes, tuple[float, np.ndarray, np.ndarray]] = {}  # feasible schedules by S
