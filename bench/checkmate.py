@@ -10,7 +10,7 @@ import memlab as ml
 from memlab import checkpoint as ck
 from memlab.checkpoint.remat_lp import rounded_rematerialization
 from memlab.checkpoint.remat_milp import MAX_NODES, minimum_budget, optimal_rematerialization
-from memlab.errors import BudgetError
+from memlab.errors import BudgetError, PlanError
 from memlab.models import mlp
 
 
@@ -50,6 +50,8 @@ def main() -> None:
                     milp = f"{r.cost:.0f}", f"{r.seconds:.1f}", "yes" if r.optimal else "no"
                 except BudgetError:
                     milp = "none", "", ""
+                except PlanError:  # no schedule found in time
+                    milp = "?", ">60", "no"
             try:
                 t = time.perf_counter()
                 r = rounded_rematerialization(outs, budget, order=order)

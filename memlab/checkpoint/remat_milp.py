@@ -265,8 +265,8 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
 
     Raises :class:`~memlab.errors.BudgetError` with the least budget any schedule needs (the largest
     op's inputs and output together) when ``budget`` is below it, or when the solver proves the
-    budget infeasible or finds no schedule in time; :class:`~memlab.errors.PlanError` above
-    :data:`MAX_NODES` computed nodes (use :func:`~memlab.checkpoint.remat_lp.rounded_rematerialization`).
+    budget infeasible; :class:`~memlab.errors.PlanError` when it finds no schedule in time, and
+    above :data:`MAX_NODES` computed nodes (use :func:`~memlab.checkpoint.remat_lp.rounded_rematerialization`).
     """
     from scipy.optimize import Bounds, LinearConstraint, milp
 
@@ -285,6 +285,10 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
     res = milp(p.c, constraints=LinearConstraint(p.A, p.lo, p.hi), bounds=Bounds(p.lb, p.ub),
                integrality=integrality, options={"time_limit": time_limit})
     seconds = time.perf_counter() - t0
+    if res.x is None and res.status == 1:
+        raise PlanError(f"optimal_rematerialization: no schedule found within time_limit="
+                        f"{time_limit:g} s, nor proof that none fits {budget:g} bytes; raise "
+                        f"time_limit or use rounded_rematerialization")
     if res.x is None:
         raise BudgetError(f"no schedule fits {budget:g} bytes (the solver says: {res.message}); "
                           f"the minimum for one op at a time is {minimum_budget(outputs)} bytes")
