@@ -25,11 +25,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import BudgetError, PlanError, check_callable, check_list, check_number
-from ..graph import Node, as_list
-from .remat_milp import (Problem, RematResult, build_problem, check_budget, fixed_order, minimum_budget,
+from ..errors import BudgetError, PlanError
+from ..graph import Node
+from .remat_milp import (Problem, RematResult, build_problem, checked_arguments, minimum_budget,
                          result)
-from .rewrite import training_outputs
 
 THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)  #: deterministic rounding thresholds
 SHRINK = (0.9, 0.75, 0.5)
@@ -169,14 +168,8 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
     :func:`~memlab.checkpoint.remat_milp.minimum_budget`, or when no rounding nor fallback fits
     (the message names the least budget reached).
     """
-    outputs = training_outputs(outputs, "rounded_rematerialization")
-    check_number(budget, "rounded_rematerialization: budget (bytes)", low=0, error=BudgetError)
-    cost = (lambda v: 1.0) if cost is None else \
-        check_callable(cost, "rounded_rematerialization: cost (a function of a node)", PlanError)
-    if order is not None and not isinstance(order, str):
-        order = check_list(order, "rounded_rematerialization: order", PlanError)
-    order = fixed_order(outputs, order)
-    check_budget(outputs, budget, order)
+    outputs, cost, order = checked_arguments("rounded_rematerialization", outputs, budget, cost,
+                                             order)
     if not (isinstance(samples, int) and samples >= 0):
         raise PlanError(f"samples must be an integer >= 0, got {samples!r}")
     if any(not 0 < th <= 1 for th in thresholds):

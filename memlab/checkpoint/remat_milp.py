@@ -245,6 +245,25 @@ def check_budget(outputs: Sequence[Node], budget: float,
                           f"(an op's inputs, its output and the graph outputs held together)")
 
 
+def checked_arguments(who: str, outputs: Sequence[Node], budget: float,
+                      cost: Callable[[Node], float] | None, order: Sequence[Node] | str | None
+                      ) -> tuple[list[Node], Callable[[Node], float], list[Node]]:
+    """The arguments both Checkmate solvers take, validated: the training graph's outputs, the cost
+    of a node (default 1 per op) and the fixed order; :class:`BudgetError` naming the minimum when
+    ``budget`` is too small."""
+    outputs = training_outputs(outputs, who)
+    check_number(budget, f"{who}: budget (bytes)", low=0, error=BudgetError)
+    cost = (lambda v: 1.0) if cost is None else \
+        check_callable(cost, f"{who}: cost (a function of a node)", PlanError)
+    if order is not None and not isinstance(order, str):
+        order = check_list(order, f"{who}: order", PlanError)
+        if not all(isinstance(n, Node) for n in order):
+            raise PlanError(f"{who}: order must be a list of Nodes")
+    order = fixed_order(outputs, order)
+    check_budget(outputs, budget, order)
+    return outputs, cost, order
+
+
 def result(problem: Problem, outputs: Sequence[Node], R: np.ndarray, S: np.ndarray,
            seconds: float, optimal: bool, bound: float) -> RematResult:
     """The :class:`RematResult` of 0/1 matrices ``R`` and ``S`` (see :class:`Problem`)."""
@@ -278,18 +297,10 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
     """
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    outputs = training_outputs(outputs, "optimal_rematerialization")
-    check_number(budget, "optimal_rematerialization: budget (bytes)", low=0, error=BudgetError)
-    cost = (lambda v: 1.0) if cost is None else \
-        check_callable(cost, "optimal_rematerialization: cost (a function of a node)", PlanError)
-    if order is not None and not isinstance(order, str):
-        order = check_list(order, "optimal_rematerialization: order", PlanError)
-        if not all(isinstance(n, Node) for n in order):
-            raise PlanError("optimal_rematerialization: order must be a list of Nodes")
+    outputs, cost, order = checked_arguments("optimal_rematerialization", outputs, budget, cost,
+                                             order)
     check_number(time_limit, "optimal_rematerialization: time_limit (seconds)", above=0,
                  error=PlanError)
-    order = fixed_order(outputs, order)
-    check_budget(outputs, budget, order)
     n = len(order)
     if n > MAX_NODES:
         raise PlanError(f"optimal_rematerialization: {n} computed nodes, above the limit of "
