@@ -137,9 +137,10 @@ def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int]
     copy of ``g`` already reaches ``a``, in the graph that holds the control edges of the groups
     before ``g``. Deciding that by a walk of the graph per dependency is quadratic. Instead:
 
-    - every copy of ``g`` is reached from a root of ``g`` (a copy of level ``k`` reads the level-
-      ``k`` copy of each input that has one, in its group; follow such inputs back to a root), so
-      ``g`` reaches ``a`` if and only if one of its roots does;
+    - every copy of ``g`` is reached from a root of ``g``: a level-``k`` copy that is not a root
+      has an input ``x`` with a level-``k`` copy, in its group, and reads that copy (copies of ``x``
+      exist only up to ``x``'s own level, so ``min(k, level[x]) = k``); following such inputs back
+      ends at a root. So ``g`` reaches ``a`` if and only if one of its roots does;
     - ``order`` is kept a topological order of the graph as it grows (Pearce and Kelly's dynamic
       topological sort, 2006), so a root can reach ``a`` only through nodes placed between them:
       ``a`` placed before every root is safe at once, and otherwise a forward search from the
@@ -147,10 +148,13 @@ def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int]
     - adding a safe edge ``a -> r`` with ``a`` placed after ``r`` re-places only the nodes between
       them that reach ``a`` or are reached from ``r``, keeping the order topological.
 
-    Each decision is the reference walk's (same graph, same question, same group and dependency
-    order); the work is one pass over the graph plus the nodes between each group and the gradient
-    that enters it, which the initial order (a depth-first walk from the dependencies, group by
-    group, so that each group's copies come after its own dependencies) keeps local.
+    Each decision is the old walk's (same graph, same question, same group and dependency order).
+    The work is one pass over the graph, plus, per dependency placed after a root of its group, a
+    walk forward from the roots through the nodes placed before it, which stops when it reaches
+    the dependency; the initial order (depth-first from the dependencies, group by group) places
+    most dependencies before their group's copies. Not linear in the worst case, but on the zoo's
+    training steps these walks visit a few nodes per node of the graph (bench/checkpoint_graphs.py:
+    every-4 on LSTM-400 in about 0.3 s, from 18 s).
     """
     group = _groups([(n, k) for n, k in copies])
     roots: dict[int, list[Node]] = {}
