@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..graph import CONSTANT, PLACEHOLDER, Node
-from ..memory.liveness import reference_counts
+from ..memory.liveness import Liveness, reference_counts
 from .compute import check_feed, compute_node
 
 
@@ -51,13 +51,15 @@ class Runner:
     ``run(feed)`` returns the outputs' values (numpy arrays) and leaves :class:`RunStats` in
     ``stats``. Hooks: :meth:`allocate` (required), :meth:`release`, :meth:`held_bytes`
     (required), :meth:`start`, :meth:`load`, :meth:`compute` and :meth:`fetch` (a device runner
-    moves values in and out there).
+    moves values in and out there). ``liveness``: that of ``order``, when a plan kept it: its
+    reference counts are then read, not counted again.
     """
 
-    def __init__(self, outputs: Sequence[Node], order: Sequence[Node]) -> None:
+    def __init__(self, outputs: Sequence[Node], order: Sequence[Node],
+                 liveness: Liveness | None = None) -> None:
         self.outputs = list(outputs)
         self.order = list(order)
-        self.refcount = reference_counts(self.order)
+        self.refcount = reference_counts(self.order) if liveness is None else liveness.refcounts
         self.stats = RunStats()
 
     # -- hooks ------------------------------------------------------------------------------
