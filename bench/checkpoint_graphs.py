@@ -1,10 +1,13 @@
 """Checkpointing on op graphs (issue 9): bytes and time of every strategy on ResNet and LSTM graphs
-against the un-checkpointed plan, and plan_offsets against a graphlib sort from 1e3 to 1e5 nodes.
+against the un-checkpointed plan, plan_offsets against a graphlib sort from 1e3 to 1e5 nodes, and
+recompute_graph before and after its near-linear cycle check (issue 23, item 4).
 Prints tables; run with `make bench`."""
 from __future__ import annotations
 
+import sys
 import time
 from graphlib import TopologicalSorter
+from pathlib import Path
 
 from _progress import row, sweep
 
@@ -92,8 +95,30 @@ def milp_times() -> None:
             f"{r.recomputations:>8}{r.seconds:8.2f}")
 
 
+def rewrite_times() -> None:
+    row("\n5. recompute_graph, seconds (training steps, gradients of every weight): before = the")
+    row("   quadratic cycle check, kept in tests/checkpoint/_reference_rewrite.py; after = today's")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "checkpoint"))
+    from _reference_rewrite import recompute_graph as before
+    row(f"{'graph':<14}{'nodes':>7} {'strategy':<10}{'copies':>8}{'before s':>10}{'after s':>9}{'x':>7}")
+    for name, model in sweep((("lstm-400", lstm(400)), ("resnet-200", resnet(200, 32))), "rewrites"):
+        outs = training_outputs(model)
+        n = len(ml.topo_order(outs))
+        for label, keep in (("every 4", ck.every_k(outs, 4)), ("every 16", ck.every_k(outs, 16)),
+                            ("3 levels", ck.recursive_checkpoints(outs, 3))):
+            t_before = best_of(lambda: before(outs, keep), 1)
+            t_after = best_of(lambda: ck.recompute_graph(outs, keep))
+            copies = len(ck.recomputed_nodes(ck.recompute_graph(outs, keep)))
+            row(f"{name:<14}{n:>7} {label:<10}{copies:>8}{t_before:10.2f}{t_after:9.2f}"
+                f"{t_before / t_after:7.0f}")
+
+
 if __name__ == "__main__":
     t0 = time.perf_counter()
+    if sys.argv[1:] == ["rewrite"]:
+        rewrite_times()
+        sys.exit()
     main()
     milp_times()
+    rewrite_times()
     row(f"\ntotal {time.perf_counter() - t0:.0f} s")
