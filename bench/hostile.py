@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "grading"))
 import hostile  # noqa: E402
+from _progress import sweep  # noqa: E402
+from tqdm import tqdm  # noqa: E402
 
 CHOOSES_OWN = {"other_assignment", "solution_beside"}     # the cases run without --solution
 
@@ -134,18 +136,18 @@ def main() -> None:
         ap.error(f"--cases: unknown case(s) {', '.join(map(repr, unknown))}; the known cases are "
                  + ", ".join(hostile.BY_NAME))
     cases = [hostile.BY_NAME[n] for n in names] if names else hostile.CASES
-    print(f"isolated: {ISOLATED} (python {sys.executable})")
+    print(f"isolated: {ISOLATED} (python {sys.executable})", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         old = extract(args.before, Path(tmp) / "before")
         rows = []
-        for case in cases:
+        for case in sweep(cases, "hostile cases"):
             b, bt = grade_once(old, case, Path(tmp) / "work", new=False)
             a, at = grade_once(ROOT, case, Path(tmp) / "work", new=True)
             want = "13/13" if case.full_marks else "0/13"
             verdict = "ok" if a.split(" ")[-1] in (want, "0/0") and "leak" not in a else "NOT BLOCKED"
             verdict = "not run" if a.startswith("not run") else verdict
             rows.append((case.name, b, f"{bt:.1f}", a, f"{at:.1f}", verdict))
-            print(" | ".join(rows[-1]), file=sys.stderr)
+            tqdm.write(" | ".join(rows[-1]), file=sys.stderr)  # each case as it is graded
     head = ("case", "before", "s", "after", "s", "verdict")
     w = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     for r in [head, tuple("-" * x for x in w)] + rows:

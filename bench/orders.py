@@ -29,13 +29,14 @@ from memlab.models import (alexnet, conv_resnet, googlenet, lstm, mlp, mlp2, res
                            vgg)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _progress import row, sweep  # noqa: E402
 from planning import best_of, model_graphs, random_graph  # noqa: E402
 
 METHODS = ("best", "greedy", "autograd", "reverse_dfs", "dfs")
 
 
 def say(line: str = "") -> None:
-    print(line, flush=True)
+    row(line)
 
 
 def small_random(ops: int, seed: int) -> list[ml.Node]:
@@ -79,7 +80,7 @@ def table_exact() -> None:
         graphs = [small_random(lo + s % (hi - lo + 1), s) for s in range(30)]
         groups.append((f"random {lo}-{hi} ops", graphs))
     allr: dict[str, list[float]] = {m: [] for m in METHODS}
-    for name, graphs in groups:
+    for name, graphs in sweep(groups, "random graphs"):
         ratios: dict[str, list[float]] = {m: [] for m in METHODS}
         t = 0.0
         for outs in graphs:
@@ -91,7 +92,7 @@ def table_exact() -> None:
                 allr[m].append(ratios[m][-1])
         say(f"{name:<24}{len(graphs):>4}" + "".join(f"{sum(r) / len(r):12.3f}" for r in ratios.values())
             + f"{t:9.2f}")
-    for name, outs in small_training():
+    for name, outs in sweep(small_training(), "training graphs"):
         t0 = time.perf_counter()
         least = order_peak(outs, memory_order(outs, "exact", max_ops=60))
         t = time.perf_counter() - t0
@@ -121,7 +122,7 @@ def table_zoo() -> None:
     say("\n2. Training steps: peak of live bytes of each method / depth-first; offset-planner arena (MB)")
     say(f"{'graph':<22}{'nodes':>7}{'dfs MB':>9}" + "".join(f"{m:>12}" for m in METHODS[:-1])
         + f"{'arena dfs':>11}{'arena best':>11}{'ratio':>7}")
-    for name, outs in zoo():
+    for name, outs in sweep(zoo(), "zoo"):
         dfs = order_peak(outs, "dfs")
         row = [order_peak(outs, m) / dfs for m in METHODS[:-1]]
         a_dfs = ml.plan_offsets(outs, order="dfs").total_bytes
@@ -149,7 +150,7 @@ def table_speed() -> None:
     say(f"{'graph':<20}{'nodes':>8}{'sort':>9}{'order':>9}{'ratio':>7}{'plan':>9}{'ratio':>7}"
         f"{'plan dfs':>10}{'ratio':>7}")
     graphs = [(f"random-{n}", random_graph(n)) for n in (1000, 10000, 100000)] + model_graphs()
-    for name, outs in graphs:
+    for name, outs in sweep(graphs, "speed"):
         order = ml.topo_order(outs)
         deps = {n: n.inputs for n in order}
         t_sort = best_of(lambda: list(TopologicalSorter(deps).static_order()), 3)

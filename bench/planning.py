@@ -21,6 +21,8 @@ import sys
 import time
 from graphlib import TopologicalSorter
 
+from _progress import row, sweep
+
 import memlab as ml
 from memlab.models import lstm, mlp, resnet, training_outputs
 from memlab.models import alexnet, googlenet, vgg
@@ -77,11 +79,11 @@ def model_graphs() -> list[tuple[str, list[ml.Node]]]:
 
 
 def table_speed() -> None:
-    print("\n1. Planner time vs a graphlib topological sort of the same graph (best of 5 or 7)")
-    print(f"{'graph':<20}{'nodes':>8}{'sort ms':>10}{'tags ms':>10}{'ratio':>7}{'default':>9}{'ratio':>7}"
-          f"{'traced ms':>11}{'ratio':>7}{'offsets ms':>12}{'ratio':>7}")
+    row("\n1. Planner time vs a graphlib topological sort of the same graph (best of 5 or 7)")
+    row(f"{'graph':<20}{'nodes':>8}{'sort ms':>10}{'tags ms':>10}{'ratio':>7}{'default':>9}{'ratio':>7}"
+        f"{'traced ms':>11}{'ratio':>7}{'offsets ms':>12}{'ratio':>7}")
     graphs = [(f"random-{n}", random_graph(n)) for n in (1000, 10000, 100000)] + model_graphs()
-    for name, outs in graphs:
+    for name, outs in sweep(graphs, "planner speed"):
         order = ml.topo_order(outs)
         deps = {n: n.inputs for n in order}
         reps = 7 if len(order) < 20000 else 5      # best of several: this is a shared machine
@@ -93,16 +95,16 @@ def table_speed() -> None:
         t_off = best_of(lambda: plan_offsets(outs), 1)  # greedy up to 20k blocks, then the scan
         off = f"{t_off * 1e3:12.1f}{t_off / t_sort:7.2f}"
         traced = f"{t_traced * 1e3:11.1f}{t_traced / t_sort:7.2f}" if t_traced else f"{'-':>11}{'-':>7}"
-        print(f"{name:<20}{len(order):>8}{t_sort * 1e3:10.1f}{t_tags * 1e3:10.1f}{t_tags / t_sort:7.2f}"
-              f"{t_default * 1e3:9.1f}{t_default / t_sort:7.2f}{traced}{off}")
+        row(f"{name:<20}{len(order):>8}{t_sort * 1e3:10.1f}{t_tags * 1e3:10.1f}{t_tags / t_sort:7.2f}"
+            f"{t_default * 1e3:9.1f}{t_default / t_sort:7.2f}{traced}{off}")
 
 
 def table_memory() -> None:
-    print("\n2. Planned bytes per model (MB); plans relative to the live-bytes bound")
-    print("   tags: the lecture's online tag planner (p.22); by size: tags chosen biggest first with every")
-    print("   lifetime known (plan_tags_by_size); offsets: greedy-by-size offsets in one arena")
-    print(f"{'model':<24}{'nodes':>7}{'naive':>10}{'tags':>10}{'by size':>10}{'offsets':>10}{'bound':>10}"
-          f"{'tags/b':>8}{'size/b':>8}{'offs/b':>8}")
+    row("\n2. Planned bytes per model (MB); plans relative to the live-bytes bound")
+    row("   tags: the lecture's online tag planner (p.22); by size: tags chosen biggest first with every")
+    row("   lifetime known (plan_tags_by_size); offsets: greedy-by-size offsets in one arena")
+    row(f"{'model':<24}{'nodes':>7}{'naive':>10}{'tags':>10}{'by size':>10}{'offsets':>10}{'bound':>10}"
+        f"{'tags/b':>8}{'size/b':>8}{'offs/b':>8}")
     models = [("mlp2 (p.28) train", mlp(2)["outputs"]),
               ("mlp-50 train", mlp(50, batch=64, n_in=256, hidden=256)["outputs"]),
               ("alexnet b64 forward", [alexnet(64)["loss"]]),
@@ -112,7 +114,7 @@ def table_memory() -> None:
               ("resnet-152 b32 train", training_outputs(resnet(152, 32))),
               ("lstm-40 train", training_outputs(lstm(40), wrt="data"))]
     ratios: list[tuple[float, float, float]] = []
-    for name, outs in models:
+    for name, outs in sweep(models, "models"):
         naive = plan_memory(outs, inplace=False, share=False, trace=False).total_bytes
         tags = plan_memory(outs, trace=False)
         by_size = plan_tags_by_size(outs)
@@ -120,15 +122,15 @@ def table_memory() -> None:
         bound = live_bytes_lower_bound(tags)
         ratios.append((tags.total_bytes / bound, by_size.total_bytes / bound, offs.total_bytes / bound))
         mb = 1e6
-        print(f"{name:<24}{len(tags.order):>7}{naive / mb:10.1f}{tags.total_bytes / mb:10.1f}"
-              f"{by_size.total_bytes / mb:10.1f}{offs.total_bytes / mb:10.1f}{bound / mb:10.1f}"
-              + "".join(f"{r:8.3f}" for r in ratios[-1]))
+        row(f"{name:<24}{len(tags.order):>7}{naive / mb:10.1f}{tags.total_bytes / mb:10.1f}"
+            f"{by_size.total_bytes / mb:10.1f}{offs.total_bytes / mb:10.1f}{bound / mb:10.1f}"
+            + "".join(f"{r:8.3f}" for r in ratios[-1]))
     means = [sum(col) / len(col) for col in zip(*ratios)]
-    print(f"{'mean':<24}{'':>57}" + "".join(f"{m:8.3f}" for m in means))
+    row(f"{'mean':<24}{'':>57}" + "".join(f"{m:8.3f}" for m in means))
 
 
 def table_executor() -> None:
-    print("\n3. One training step of a deep MLP: arena executor vs naive executor (best of 5)")
+    row("\n3. One training step of a deep MLP: arena executor vs naive executor (best of 5)")
     m = mlp(depth=40, batch=128, n_in=256, hidden=256)
     feed = m["make_feed"](0)
     outs = m["outputs"]
@@ -136,12 +138,13 @@ def table_executor() -> None:
     arena_t = ml.Executor(outs, plan=plan_memory(outs))
     arena_o = ml.Executor(outs, plan=plan_offsets(outs))
     pooled = ml.Executor(outs, memory="pool")
-    print(f"{'executor':<22}{'ms':>8}{'memory MB':>11}")
-    for name, ex in (("naive", naive), ("arena (tags)", arena_t), ("arena (offsets)", arena_o),
-                     ("pool", pooled)):
+    row(f"{'executor':<22}{'ms':>8}{'memory MB':>11}")
+    executors = (("naive", naive), ("arena (tags)", arena_t), ("arena (offsets)", arena_o),
+                 ("pool", pooled))
+    for name, ex in sweep(executors, "executors"):
         ex.run(feed)
         t = best_of(lambda: ex.run(feed), 5)
-        print(f"{name:<22}{t * 1e3:8.2f}{ex.stats.peak_bytes / 1e6:11.2f}")
+        row(f"{name:<22}{t * 1e3:8.2f}{ex.stats.peak_bytes / 1e6:11.2f}")
 
 
 if __name__ == "__main__":
@@ -150,4 +153,4 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["speed"]:
         table_memory()
         table_executor()
-    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+    row(f"\ntotal {time.perf_counter() - t0:.0f} s")

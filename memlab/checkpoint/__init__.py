@@ -8,7 +8,8 @@ program) and several storage levels (:mod:`.levels`, disk and H-Revolve); any sc
 gradients in its simulated slots (:mod:`.realchain`). Op graphs: the training graph rewritten to
 recompute dropped values in the backward pass (:mod:`.rewrite`, p.31-32) and the choice of values to
 keep (:mod:`.segments`: every k, sqrt(N), memonger; p.31-34), and the exact optimum on small graphs
-(:mod:`.remat_milp`, Checkmate's integer program). Imports :mod:`memlab.errors`, and, to run
+(:mod:`.remat_milp`, Checkmate's integer program) and its relaxation rounded for large graphs
+(:mod:`.remat_lp`). Imports :mod:`memlab.errors`, and, to run
 schedules on real gradients, the graph and execute layers.
 """
 from .chain import Action, Forward, Backward, Free, Schedule, Simulation, simulate
@@ -22,6 +23,7 @@ from .rewrite import recompute_graph, recomputed_nodes, forward_nodes as forward
 from .segments import every_k, sqrt_checkpoints, memonger, recursive_checkpoints
 from .remat_milp import RematResult, optimal_rematerialization
 from . import parallel
+from .remat_lp import rounded_rematerialization
 
 __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "simulate",
            "revolve_advances", "optimal_forwards", "minimum_budget", "store_all", "recompute_all",
@@ -29,4 +31,5 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
            "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
            "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
-           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization", "parallel"]
+           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization",
+           "rounded_rematerialization", "parallel"]

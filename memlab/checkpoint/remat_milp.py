@@ -1,26 +1,32 @@
 """The exact optimum of rematerialisation on a small graph, as an integer program (Checkmate; Jain,
 Jain, Nrusimha, Gholami, Abbeel, Keutzer, Stoica and Gonzalez 2020), solved by ``scipy.optimize.milp``.
 
-The computed nodes ``v_0 .. v_{n-1}`` of the training graph, in a fixed topological order, are
-computed for the first time in that order, one per **stage**: stage ``t`` computes ``v_t`` and may
-first recompute earlier nodes. Binary variables:
+The computed nodes ``v_0 .. v_{n-1}`` of the training graph, in topological order, are computed for
+the first time in that order, one per **stage**: stage ``t`` computes ``v_t`` and may first recompute
+earlier nodes. Variables (binary in the integer program, in [0, 1] in the relaxation of
+:mod:`.remat_lp`):
 
 * ``R[t, i]``: ``v_i`` is computed in stage ``t`` (``R[t, t] = 1``);
 * ``S[t, i]``: ``v_i`` is held when stage ``t`` starts (it was held or computed in stage ``t - 1``);
 * ``F[t, i, k]``: ``v_i`` is freed right after ``v_k``, one of its consumers, in stage ``t`` (allowed
-  when no later consumer of ``v_i`` runs in the stage and ``v_i`` is not carried into stage ``t + 1``).
+  when no later consumer of ``v_i`` runs in the stage and ``v_i`` is not carried into stage ``t + 1``);
+* ``U[t, k]`` (continuous): the bytes held while ``v_k`` runs in stage ``t``, in units of the budget.
 
-An op needs its inputs computed in the same stage or held. The bytes held while ``v_k`` runs in stage
-``t`` -- what was held at the start, plus everything computed so far in the stage, minus what was
-freed -- stay within the budget. Graph outputs are never freed. The objective is the cost of every
-computation (1 per op by default). Placeholders and constants are given and cost no memory, as in
-the planners. Checkmate solves for a fixed order, so the order matters: by default it is the
-memory-aware :func:`~memlab.memory.order.memory_order` (seed 002 part 1), the order the planners
-use; ``order="dfs"`` is the depth-first one. :func:`optimal_rematerialization` returns the nodes
-a schedule keeps from the forward pass and the schedule itself.
+An op needs its inputs computed in the same stage or held. ``U[t, k]`` is what was held at the
+start, plus everything computed so far in the stage, minus what was freed, written as Checkmate's
+recurrence ``U[t, k] = U[t, k-1] + size_k R[t, k] - sum_i size_i F[t, i, k-1]`` so that the
+constraints have O(n^2 + n |E|) nonzeros; ``U <= 1`` is the budget. Graph outputs are never freed.
+The objective is the cost of every computation (1 per op by default). Placeholders and constants are
+given and cost no memory, as in the planners. :func:`optimal_rematerialization` returns the nodes a
+schedule keeps from the forward pass and the schedule itself; :func:`build_problem` builds the
+constraints once, as sparse matrices, for both this solver and the relaxation. Checkmate solves for
+a fixed order, so the order matters: by default it is the memory-aware
+:func:`~memlab.memory.order.memory_order` (seed 002 part 1), the order the planners use;
+``order="dfs"`` is the depth-first one.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -31,28 +37,35 @@ from ..graph import Node, as_list, topo_order
 from ..memory.order import memory_order
 from .rewrite import training_outputs
 
-MAX_NODES = 40  #: the integer program grows like n^2 variables and n^2 x edges constraints
+#: the integer program has about n^2 / 2 variables of each kind. bench/checkmate.py: HiGHS proves
+#: the optimum at 44 nodes in 6 s; at 63 and 99 nodes it stops at a 60 s limit (``optimal`` False)
+MAX_NODES = 120
 
 
 @dataclass
 class RematResult:
-    """The optimum: ``keep`` (forward nodes computed once and held until the backward pass reads
+    """A schedule: ``keep`` (forward nodes computed once and held until the backward pass reads
     them), ``cost`` (total compute), ``recomputations`` (computations beyond one per node), the
-    ``stages`` (nodes computed in each stage, in order) and the solver's ``seconds``."""
+    ``stages`` (nodes computed in each stage, in order), the solver's ``seconds``, whether the solver
+    proved the schedule ``optimal``, and ``bound``, a lower bound on the cost of any schedule in the
+    same order (the solver's dual bound; the relaxation's value for :mod:`.remat_lp`)."""
 
     keep: set[Node]
     cost: float
     recomputations: int
     stages: list[list[Node]]
     seconds: float
+    optimal: bool = True
+    bound: float = float("nan")
 
     def __iter__(self):
         return iter((self.keep, self.cost))
 
 
-def _computed_order(outputs: Sequence[Node], order: Sequence[Node] | str | None) -> list[Node]:
-    """The computed nodes in the order asked for: None for :func:`memory_order`'s default, one of its
-    methods by name, or an explicit order, checked."""
+def fixed_order(outputs: Sequence[Node], order: Sequence[Node] | str | None) -> list[Node]:
+    """The computed nodes of ``outputs`` in the order asked for: None for :func:`memory_order`'s
+    default, one of its methods by name (``"dfs"``: depth-first), or an explicit order, checked to
+    list each of them once, every node after its inputs."""
     if order is None or isinstance(order, str):
         return [n for n in memory_order(outputs, order or "best") if n.op.computes]
     computed = [n for n in topo_order(outputs) if n.op.computes]
@@ -69,79 +82,199 @@ def _computed_order(outputs: Sequence[Node], order: Sequence[Node] | str | None)
     return order
 
 
-def _problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node], float],
-             order: list[Node]):
-    from scipy.optimize import Bounds, LinearConstraint  # imported here: only this solver needs it
-    from scipy.sparse import lil_matrix
+def _ragged(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(row, j)`` for every ``j < lengths[row]``, row by row."""
+    lengths = np.asarray(lengths, np.int64)
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    return row, np.arange(len(row)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
+
+@dataclass
+class Problem:
+    """Checkmate's program for ``order`` as ``min c x`` with ``lo <= A x <= hi``, ``lb <= x <= ub``.
+
+    Stage ``T`` computes the new nodes ``first[T] .. last[T]`` of the order (one per stage in the
+    paper and in the integer program; a block of them when the relaxation coarsens the stages).
+    Variables: ``R[T, i]`` (``i <= last[T]``) at ``r0[T] + i``, ``S[T, i]`` (``i < first[T]``) at
+    ``s0[T] + i``, ``U[T, k]`` at ``u0 + r0[T] + k``, then one ``F`` per stage and freeable edge."""
+
+    order: list[Node]
+    inputs: list[list[int]]   #: positions of each node's distinct computed inputs
+    size: np.ndarray          #: bytes of each node
+    cost: np.ndarray          #: cost of computing each node
+    outputs: np.ndarray       #: positions of the graph outputs
+    first: np.ndarray         #: first new node of each stage
+    last: np.ndarray          #: last new node of each stage
+    c: np.ndarray
+    A: object                 #: scipy.sparse CSR matrix
+    lo: np.ndarray
+    hi: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    r0: np.ndarray
+    s0: np.ndarray
+    u0: int
+
+    def matrices(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ``(R, S)`` matrices (stages x nodes) of a solution vector ``x``."""
+        m, n = len(self.first), len(self.order)
+        R, S = np.zeros((m, n)), np.zeros((m, n))
+        T, i = _ragged(self.last + 1)
+        R[T, i] = x[self.r0[T] + i]
+        T, i = _ragged(self.first)
+        S[T, i] = x[self.s0[T] + i]
+        return R, S
+
+
+def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node], float],
+                  order: Sequence[Node] | None, stages: int | None = None) -> Problem:
+    """Checkmate's constraints for ``outputs`` in ``order``, built with numpy index arrays, with
+    ``stages`` stages (default: one per computed node) that split the order into equal blocks."""
+    from scipy.sparse import coo_matrix  # imported here: only these solvers need it
+
+    order = fixed_order(outputs, order)
     n = len(order)
-    if n > MAX_NODES:
-        raise PlanError(f"optimal_rematerialization: {n} computed nodes, above the limit of "
-                        f"{MAX_NODES} (the integer program grows like n^2)")
+    m = n if stages is None else max(1, min(n, int(stages)))
+    first = (np.arange(m) * n) // m
+    last = np.append(first[1:], n) - 1
+    stage_of = np.repeat(np.arange(m), last - first + 1)
     pos = {v: i for i, v in enumerate(order)}
-    size = [float(v.nbytes) for v in order]
-    edges = [(pos[x], pos[v]) for v in order for x in dict.fromkeys(v.inputs) if x in pos]
-    children = {i: [k for j, k in edges if j == i] for i in range(n)}
-    is_out = {pos[o] for o in outputs if o in pos}
-    var: dict[tuple, int] = {}
-    for t in range(n):
-        for i in range(t + 1):
-            var["R", t, i] = len(var)
-        for i in range(t):
-            var["S", t, i] = len(var)
-        for i, k in edges:
-            if k <= t and i not in is_out:
-                var["F", t, i, k] = len(var)
-    rows: list[tuple[dict[int, float], float, float]] = []  # (coefficients, lower, upper)
-    for t in range(n):
-        rows.append(({var["R", t, t]: 1}, 1, 1))
-        for i in range(t):
-            rows.append(({var["R", t, i]: 1, var["S", t, i]: 1}, 0, 1))
-            if i in is_out:  # an output, once computed, is held to the end
-                rows.append(({var["S", t, i]: 1}, 1, 1))
-        for i, k in edges:
-            if k <= t:  # inputs computed in this stage or held
-                c = {var["R", t, k]: 1, var["R", t, i]: -1}
-                if i < t:
-                    c[var["S", t, i]] = -1
-                rows.append((c, -np.inf, 0))
-        if t + 1 < n:
-            for i in range(t + 1):  # held next stage: held or computed in this one
-                c = {var["S", t + 1, i]: 1, var["R", t, i]: -1}
-                if i < t:
-                    c[var["S", t, i]] = -1
-                rows.append((c, -np.inf, 0))
-        for i, k in edges:
-            if ("F", t, i, k) not in var:
-                continue
-            f = var["F", t, i, k]
-            rows.append(({f: 1, var["R", t, k]: -1}, -np.inf, 0))
-            if t + 1 < n:
-                rows.append(({f: 1, var["S", t + 1, i]: 1}, -np.inf, 1))
-            for j in children[i]:
-                if k < j <= t:
-                    rows.append(({f: 1, var["R", t, j]: 1}, -np.inf, 1))
-        for k in range(t + 1):  # memory while v_k runs
-            c: dict[int, float] = {}
-            for i in range(t):
-                c[var["S", t, i]] = size[i]
-            for j in range(k + 1):
-                c[var["R", t, j]] = c.get(var["R", t, j], 0) + size[j]
-            for i, j in edges:
-                if j < k and ("F", t, i, j) in var:
-                    c[var["F", t, i, j]] = c.get(var["F", t, i, j], 0) - size[i]
-            rows.append((c, -np.inf, budget))
-    A = lil_matrix((len(rows), len(var)))
-    lo, hi = np.empty(len(rows)), np.empty(len(rows))
-    for r, (c, a, b) in enumerate(rows):
-        for j, v in c.items():
-            A[r, j] = v
-        lo[r], hi[r] = a, b
-    objective = np.zeros(len(var))
-    for key, j in var.items():
-        if key[0] == "R":
-            objective[j] = cost(order[key[2]])
-    return order, var, objective, LinearConstraint(A.tocsr(), lo, hi), Bounds(0, 1)
+    inputs = [[pos[x] for x in dict.fromkeys(v.inputs) if x in pos] for v in order]
+    size = np.array([float(v.nbytes) for v in order]) / budget
+    is_out = np.zeros(n, bool)
+    is_out[[pos[o] for o in outputs if o in pos]] = True
+    src = np.array([i for k in range(n) for i in inputs[k]], np.int64)
+    dst = np.array([k for k in range(n) for _ in inputs[k]], np.int64)
+    r0 = np.cumsum(last + 1) - (last + 1)
+    nr = int((last + 1).sum())
+    s0 = nr + np.cumsum(first) - first
+    u0 = nr + int(first.sum())
+    f0 = u0 + nr
+    freeable = np.flatnonzero(~is_out[src])   # edges whose source may be freed
+    Fe, FT = _ragged(m - stage_of[dst[freeable]])
+    fe = freeable[Fe]                         # F variable -> (stage FT, edge fe)
+    FT = FT + stage_of[dst[fe]]
+    fv = f0 + np.arange(len(fe))
+    fbase = np.zeros(len(src), np.int64)      # F[T, e] at fbase[e] + T
+    fbase[freeable] = f0 + np.cumsum(m - stage_of[dst[freeable]]) - (m - stage_of[dst[freeable]]) \
+        - stage_of[dst[freeable]]
+    nvar = f0 + len(fe)
+
+    def R(T, i):
+        return r0[T] + i
+
+    def S(T, i):
+        return s0[T] + i
+
+    rows: list[tuple[np.ndarray, ...]] = []   # (row, col, value) blocks
+    lo: list[np.ndarray] = []
+    hi: list[np.ndarray] = []
+    nrow = 0
+
+    def add(cols: Sequence[np.ndarray], vals: Sequence[float | np.ndarray], a: float, b: float):
+        nonlocal nrow
+        r = nrow + np.arange(len(cols[0]))
+        for col, val in zip(cols, vals):
+            rows.append((r, col, np.broadcast_to(np.asarray(val, float), r.shape)))
+        lo.append(np.full(len(r), a))
+        hi.append(np.full(len(r), b))
+        nrow += len(r)
+
+    T, i = _ragged(first)
+    add([R(T, i), S(T, i)], [1, 1], -np.inf, 1)                    # not both computed and held
+    e, T = _ragged(m - stage_of[dst])                              # (stage, edge), dst by then
+    T = T + stage_of[dst[e]]
+    old = src[e] < first[T]                                        # inputs from earlier blocks
+    e, T = e[old], T[old]
+    add([R(T, dst[e]), R(T, src[e]), S(T, src[e])], [1, -1, -1], -np.inf, 0)  # inputs present
+    T, i = _ragged(first[:-1])                                     # held next: held or computed
+    add([S(T + 1, i), R(T, i), S(T, i)], [1, -1, -1], -np.inf, 0)
+    add([fv, R(FT, dst[fe])], [1, -1], -np.inf, 0)                 # freed after a consumer ran
+    carry = FT < m - 1
+    add([fv[carry], S(FT[carry] + 1, src[fe[carry]])], [1, 1], -np.inf, 1)  # ... not carried
+    pa, pb = _later_consumers(src, dst)                            # ... nor read later this stage
+    keep = ~is_out[src[pa]]
+    pa, pb = pa[keep], pb[keep]
+    k, T = _ragged(m - stage_of[dst[pb]])
+    pa, pb, T = pa[k], pb[k], T + stage_of[dst[pb[k]]]
+    add([fbase[pa] + T, R(T, dst[pb])], [1, 1], -np.inf, 1)
+    u_first = nrow                                                 # U[T, 0] = held + R[T, 0]
+    add([u0 + R(np.arange(m), 0), R(np.arange(m), 0)], [1, -size[0]], 0, 0)
+    T, i = _ragged(first)
+    rows.append((u_first + T, S(T, i), -size[i]))
+    T, k = _ragged(last + 1)                                       # U[T, k], k >= 1
+    T, k = T[k > 0], k[k > 0]
+    row_of = np.full(nr, -1, np.int64)
+    row_of[R(T, k)] = nrow + np.arange(len(T))
+    add([u0 + R(T, k), u0 + R(T, k - 1), R(T, k)], [1, -1, -size[k]], 0, 0)
+    inside = dst[fe] < last[FT]                                    # freed before the stage ends
+    rows.append((row_of[R(FT[inside], dst[fe[inside]] + 1)], fv[inside], size[src[fe[inside]]]))
+    A = coo_matrix((np.concatenate([r[2] for r in rows]),
+                    (np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows]))),
+                   shape=(nrow, nvar)).tocsr()
+    lb, ub = np.zeros(nvar), np.ones(nvar)
+    lb[R(stage_of, np.arange(n))] = 1                              # stage T computes its block
+    T, i = _ragged(first)
+    lb[S(T[is_out[i]], i[is_out[i]])] = 1                          # outputs held to the end
+    costs = np.array([float(cost(v)) for v in order])
+    c = np.zeros(nvar)
+    T, i = _ragged(last + 1)
+    c[R(T, i)] = costs[i]
+    return Problem(order, inputs, size * budget, costs, np.flatnonzero(is_out), first, last, c, A,
+                   np.concatenate(lo), np.concatenate(hi), lb, ub, r0, s0, u0)
+
+
+def _later_consumers(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of edges ``(a, b)`` out of the same node with ``dst[a] < dst[b]``."""
+    by_src: dict[int, list[int]] = {}
+    for e in np.lexsort((dst, src)):
+        by_src.setdefault(int(src[e]), []).append(int(e))
+    pairs = [(a, b) for es in by_src.values() for x, a in enumerate(es) for b in es[x + 1:]]
+    if not pairs:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    pa, pb = np.array(pairs, np.int64).T
+    return pa, pb
+
+
+def check_budget(outputs: Sequence[Node], budget: float,
+                 order: Sequence[Node] | str | None = None) -> None:
+    """Raise :class:`~memlab.errors.BudgetError` when ``budget`` is below :func:`minimum_budget`."""
+    floor = minimum_budget(outputs, order)
+    if not budget >= floor:
+        raise BudgetError(f"a budget of {budget:g} bytes is too small: the minimum is {floor} bytes "
+                          f"(an op's inputs, its output and the graph outputs held together)")
+
+
+def checked_arguments(who: str, outputs: Sequence[Node], budget: float,
+                      cost: Callable[[Node], float] | None, order: Sequence[Node] | str | None
+                      ) -> tuple[list[Node], Callable[[Node], float], list[Node]]:
+    """The arguments both Checkmate solvers take, validated: the training graph's outputs, the cost
+    of a node (default 1 per op) and the fixed order; :class:`BudgetError` naming the minimum when
+    ``budget`` is too small."""
+    outputs = training_outputs(outputs, who)
+    check_number(budget, f"{who}: budget (bytes)", low=0, error=BudgetError)
+    cost = (lambda v: 1.0) if cost is None else \
+        check_callable(cost, f"{who}: cost (a function of a node)", PlanError)
+    if order is not None and not isinstance(order, str):
+        order = check_list(order, f"{who}: order", PlanError)
+        if not all(isinstance(n, Node) for n in order):
+            raise PlanError(f"{who}: order must be a list of Nodes")
+    order = fixed_order(outputs, order)
+    check_budget(outputs, budget, order)
+    return outputs, cost, order
+
+
+def result(problem: Problem, outputs: Sequence[Node], R: np.ndarray, S: np.ndarray,
+           seconds: float, optimal: bool, bound: float) -> RematResult:
+    """The :class:`RematResult` of 0/1 matrices ``R`` and ``S`` (see :class:`Problem`)."""
+    order, n = problem.order, len(problem.order)
+    stages = [[order[i] for i in np.flatnonzero(row > 0.5)] for row in R]
+    computed = sum(len(s) for s in stages)
+    forward = set(topo_order(outputs[0]))
+    held = np.flatnonzero((S > 0.5).any(axis=0))
+    keep = {order[i] for i in held if order[i] in forward}
+    cost = float(((R > 0.5) * problem.cost[None, :]).sum())
+    return RematResult(keep, cost, computed - n, stages, seconds, optimal, bound)
 
 
 def optimal_rematerialization(outputs: Sequence[Node], budget: float,
@@ -153,47 +286,44 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
     Optimal among the schedules that compute each node for the first time in ``order``, as in
     Checkmate, which solves for a fixed order: by default the memory-aware order of the planners
     (:func:`~memlab.memory.order.memory_order`); a method name of it (``"dfs"``: depth-first) or
-    an explicit order otherwise. Another order can do better.
+    an explicit order otherwise. Another order can do better. After ``time_limit`` seconds the
+    solver stops with the best schedule found: ``result.optimal`` says whether it proved it
+    optimal, and ``result.bound`` is its lower bound on the optimum.
 
     Raises :class:`~memlab.errors.BudgetError` with the least budget any schedule needs (the largest
     op's inputs and output together) when ``budget`` is below it, or when the solver proves the
-    budget infeasible.
+    budget infeasible; :class:`~memlab.errors.PlanError` when it finds no schedule in time, and
+    above :data:`MAX_NODES` computed nodes (use :func:`~memlab.checkpoint.remat_lp.rounded_rematerialization`).
     """
-    import time
+    from scipy.optimize import Bounds, LinearConstraint, milp
 
-    from scipy.optimize import milp
-
-    outputs = training_outputs(outputs, "optimal_rematerialization")
-    check_number(budget, "optimal_rematerialization: budget (bytes)", low=0, error=BudgetError)
-    cost = (lambda v: 1.0) if cost is None else \
-        check_callable(cost, "optimal_rematerialization: cost (a function of a node)", PlanError)
-    if order is not None and not isinstance(order, str):
-        order = check_list(order, "optimal_rematerialization: order", PlanError)
-        if not all(isinstance(n, Node) for n in order):
-            raise PlanError("optimal_rematerialization: order must be a list of Nodes")
+    outputs, cost, order = checked_arguments("optimal_rematerialization", outputs, budget, cost,
+                                             order)
     check_number(time_limit, "optimal_rematerialization: time_limit (seconds)", above=0,
                  error=PlanError)
-    order = _computed_order(outputs, order)
-    floor = minimum_budget(outputs, order)
-    if budget < floor:
-        raise BudgetError(f"a budget of {budget:g} bytes is too small: the minimum is {floor} bytes "
-                          f"(an op's inputs, its output and the graph outputs held together)")
-    order, var, c, cons, bounds = _problem(outputs, budget, cost, order)
+    n = len(order)
+    if n > MAX_NODES:
+        raise PlanError(f"optimal_rematerialization: {n} computed nodes, above the limit of "
+                        f"{MAX_NODES} (the integer program grows like n^2); "
+                        f"rounded_rematerialization solves its relaxation at any size")
+    p = build_problem(outputs, budget, cost, order)
+    integrality = np.ones(len(p.c))          # all but U, the bytes held
+    integrality[p.u0:p.u0 + int(p.r0[-1] + p.last[-1] + 1)] = 0
     t0 = time.perf_counter()
-    res = milp(c, constraints=cons, bounds=bounds, integrality=np.ones(len(c)),
-               options={"time_limit": time_limit})
+    res = milp(p.c, constraints=LinearConstraint(p.A, p.lo, p.hi), bounds=Bounds(p.lb, p.ub),
+               integrality=integrality, options={"time_limit": time_limit})
     seconds = time.perf_counter() - t0
+    if res.x is None and res.status == 1:
+        raise PlanError(f"optimal_rematerialization: no schedule found within time_limit="
+                        f"{time_limit:g} s, nor proof that none fits {budget:g} bytes; raise "
+                        f"time_limit or use rounded_rematerialization")
     if res.x is None:
         raise BudgetError(f"no schedule fits {budget:g} bytes (the solver says: {res.message}); "
-                          f"the minimum for one op at a time is {floor} bytes")
-    x = np.round(res.x).astype(int)
-    n = len(order)
-    stages = [[order[i] for i in range(t + 1) if x[var["R", t, i]]] for t in range(n)]
-    computed = sum(len(s) for s in stages)
-    forward = set(topo_order(outputs[0]))
-    readers_later = {v for t in range(n) for i in range(t) if x[var["S", t, i]] for v in [order[i]]}
-    keep = {v for v in readers_later if v in forward and v.op.computes}
-    return RematResult(keep, float(c @ x), computed - n, stages, seconds)  # exact, not res.fun
+                          f"the minimum for one op at a time is {minimum_budget(outputs, order)} bytes")
+    R, S = p.matrices(np.round(res.x))
+    bound = getattr(res, "mip_dual_bound", None)
+    return result(p, outputs, R, S, seconds, res.status == 0,
+                  float(res.fun) if bound is None or res.status == 0 else float(bound))
 
 
 def minimum_budget(outputs: Sequence[Node], order: Sequence[Node] | str | None = None) -> int:
@@ -201,7 +331,7 @@ def minimum_budget(outputs: Sequence[Node], order: Sequence[Node] | str | None =
     each op, its distinct computed inputs and its output, plus the graph outputs computed before
     it (they are held to the end)."""
     outputs = as_list(outputs)
-    order = _computed_order(outputs, order)
+    order = fixed_order(outputs, order)
     pos = {v: i for i, v in enumerate(order)}
     outs = [o for o in outputs if o in pos]
     worst = 0

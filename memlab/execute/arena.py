@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import PlanError
 from ..graph import Node, as_list
+from ..memory.liveness import kept_liveness
 from ..memory.plan import Plan, check_is_plan
 from .runner import Runner
 
@@ -29,8 +30,9 @@ def check_placement(outputs: Sequence[Node], plan: Plan) -> None:
     check_is_plan(plan, "plan=")
     outputs = as_list(outputs)
     if list(plan.outputs) != list(outputs) and set(plan.outputs) != set(outputs):
-        names = ", ".join(o.name for o in outputs)
-        raise PlanError(f"the plan was made for other outputs than {names}")
+        names, theirs = (", ".join(o.name for o in outs) for outs in (outputs, plan.outputs))
+        raise PlanError(f"the plan was made for other outputs ({theirs}), not for {names}: pass the "
+                        f"plan's outputs, or only the plan (Executor(plan=plan))")
     offset, total = plan.offset, plan.total_bytes
     for n in plan.order:
         if n.op.computes:
@@ -47,7 +49,7 @@ class ArenaRunner(Runner):
 
     def __init__(self, outputs: Sequence[Node], plan: Plan) -> None:
         check_placement(outputs, plan)
-        super().__init__(outputs, plan.order)
+        super().__init__(outputs, plan.order, kept_liveness(plan))
         self.plan = plan
         self.offset: dict[Node, int] = dict(plan.offset)
         self.total_bytes = int(plan.total_bytes)

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import MemlabError
+from ..errors import MemlabError, PlanError
 from ..graph import Node, as_list
 from ..memory.order import resolve_order
 from ..memory.plan import Plan
@@ -40,12 +40,21 @@ class Executor:
 
     ``order``: the execution order of the naive and pool runners: an explicit order, a method of
     :func:`~memlab.memory.order.memory_order` (``"dfs"``: depth-first) or None for its
-    memory-aware default (seed 002 part 1). A plan runs in its own order.
+    memory-aware default (seed 002 part 1). A plan runs in its own order, for its own outputs:
+    ``Executor(plan=plan)`` takes both from the plan (outputs given too must be the plan's, in any
+    order, else :class:`~memlab.errors.PlanError`).
     """
 
-    def __init__(self, outputs: Node | Iterable[Node], plan: Plan | None = None,
+    def __init__(self, outputs: Node | Iterable[Node] | None = None, plan: Plan | None = None,
                  memory: str | None = None, device: str = "cpu",
                  order: Sequence[Node] | str | None = None) -> None:
+        if outputs is None:
+            if plan is None:
+                raise MemlabError("Executor needs the outputs to compute, or a plan= made for them")
+            outputs = getattr(plan, "outputs", None)
+            if outputs is None:
+                raise PlanError(f"plan= needs a memory plan (plan_memory or plan_offsets), "
+                                f"got {type(plan).__name__}")
         self.outputs = as_list(outputs)
         if memory is None:
             memory = "naive" if plan is None else "arena"

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..graph import CONSTANT, PLACEHOLDER, Node, as_list, check_order, topo_order
-from ..memory.liveness import reference_counts
+from ..memory.liveness import Liveness, reference_counts
 from .compute import check_feed, compute_node
 
 
@@ -51,14 +51,19 @@ class Runner:
     ``run(feed)`` returns the outputs' values (numpy arrays) and leaves :class:`RunStats` in
     ``stats``. Hooks: :meth:`allocate` (required), :meth:`release`, :meth:`held_bytes`
     (required), :meth:`start`, :meth:`load`, :meth:`compute` and :meth:`fetch` (a device runner
-    moves values in and out there).
+    moves values in and out there). ``liveness``: that of ``order``, when a plan kept it: its
+    reference counts are then read, not counted again.
     """
 
-    def __init__(self, outputs: Sequence[Node], order: Sequence[Node] | None = None) -> None:
+    def __init__(self, outputs: Sequence[Node], order: Sequence[Node] | None = None,
+                 liveness: Liveness | None = None) -> None:
         self.outputs = as_list(outputs)
-        # a given order is checked (every needed node once, inputs first); None: topological order
-        self.order = topo_order(self.outputs) if order is None else check_order(self.outputs, order)
-        self.refcount = reference_counts(self.order)
+        if liveness is not None:      # a plan's own order and counts, checked when it was made
+            self.order = list(order if order is not None else liveness.order)
+            self.refcount = liveness.refcounts
+        else:  # a given order is checked (every needed node once, inputs first); None: topological
+            self.order = topo_order(self.outputs) if order is None else check_order(self.outputs, order)
+            self.refcount = reference_counts(self.order)
         self.stats = RunStats()
 
     # -- hooks ------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ The independent verifier :mod:`memlab.memory.checkplan` deliberately does not us
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -23,7 +23,8 @@ class Liveness:
     ``order`` and ``last``, the **last reader** of each value (:func:`~memlab.graph.last_readers`):
     the op at whose step the value's reference count (p.22) reaches 0, the value itself when
     nothing reads it, and None for a graph output, which is kept to the end. ``sizes``, the
-    bytes of every computed value in order, is worked out when first asked.
+    bytes of every computed value in order, and ``refcounts`` are worked out when first asked.
+    Plans keep the liveness they were made from (``plan.liveness``; :func:`liveness_of`).
     """
 
     def __init__(self, outputs: list[Node], order: list[Node], last: dict[Node, Node | None]):
@@ -36,6 +37,12 @@ class Liveness:
         if sizes and min(sizes.values()) <= 0:
             check_size(next(n for n, b in sizes.items() if b <= 0))
         return sizes
+
+    @cached_property
+    def refcounts(self) -> dict[Node, int]:
+        """Reference counts before the first step (:func:`reference_counts`, p.22), worked out
+        when first asked and shared by the plan (``initial_refcount``) and its runner."""
+        return reference_counts(self.order)
 
     def lifetimes(self) -> dict[Node, tuple[int, int]]:
         """``(first, last)`` step of each computed value (see :func:`lifetimes`)."""
@@ -109,25 +116,37 @@ def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tupl
     return prepare(outputs, order).lifetimes()
 
 
-def inplace_partner(node: Node, life: dict[Node, tuple[int, int]], step: int,
-                    sizes: dict[Node, int], outputs: set[Node]) -> Node | None:
-    """The input ``node`` may take in place at ``step``: allowed position, dies here, same size."""
+def inplace_partner(node: Node, last: Mapping[Node, Node | None],
+                    accept: Callable[[Node, Node], bool] | None = None) -> Node | None:
+    """The input ``node`` may write its output over (p.19-20), or None: the first, in the positions
+    ``node.op.inplace(node)`` allows, that is a computed value of ``node``'s size whose last reader
+    (``last``, :class:`Liveness`) is ``node``; so never a graph output (kept to the end) nor a value
+    read again later. ``accept(node, x)`` may refuse a candidate ``x`` (colours, p.24).
+
+    The one in-place rule of every planner, of the lower bound and of :func:`inplace_clusters`.
+    The op is asked only when some input dies here with the right size (the common case of a
+    big graph is that none does, and this is on every planner's path).
+    """
+    inputs, nbytes = node.inputs, node.nbytes
+    for x in inputs:
+        if last[x] is node and x.nbytes == nbytes:
+            break
+    else:
+        return None
     for i in node.op.inplace(node):
-        x = node.inputs[i]
-        if x in life and x not in outputs and life[x][1] == step and sizes[x] == sizes[node]:
-            return x
+        y = inputs[i]
+        if last[y] is node and y.nbytes == nbytes and y.op.computes and (accept is None or accept(node, y)):
+            return y
     return None
 
 
-def inplace_clusters(order: Sequence[Node], sizes: dict[Node, int], life: dict[Node, tuple[int, int]],
-                     outputs: set[Node], inplace: bool = True) -> list[list[Node]]:
+def inplace_clusters(liveness: Liveness, inplace: bool = True) -> list[list[Node]]:
     """Computed values grouped into in-place chains (p.19): each chain can live in one block."""
     cluster_of: dict[Node, int] = {}
     clusters: list[list[Node]] = []
-    for i, n in enumerate(order):
-        if n not in sizes:
-            continue
-        x = inplace_partner(n, life, i, sizes, outputs) if inplace else None
+    last = liveness.last
+    for n in liveness.sizes:
+        x = inplace_partner(n, last) if inplace else None
         if x is not None and clusters[cluster_of[x]][-1] is x:
             cluster_of[n] = cluster_of[x]
             clusters[cluster_of[x]].append(n)
@@ -135,3 +154,18 @@ def inplace_clusters(order: Sequence[Node], sizes: dict[Node, int], life: dict[N
             cluster_of[n] = len(clusters)
             clusters.append([n])
     return clusters
+
+
+def kept_liveness(plan: Any) -> Liveness | None:
+    """The :class:`Liveness` a planner kept in ``plan`` (``plan.liveness``), or None for a plan
+    without one or whose outputs or order were replaced since."""
+    live = getattr(plan, "liveness", None)
+    if live is not None and live.order is plan.order and live.outputs is plan.outputs:
+        return live
+    return None
+
+
+def liveness_of(plan: Any) -> Liveness:
+    """The liveness of ``plan``: the one its planner kept (:func:`kept_liveness`), else
+    :func:`prepare`'s for its outputs and order."""
+    return kept_liveness(plan) or prepare(plan.outputs, plan.order)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import PlanError, check_bool
 from ..graph import Node
-from .liveness import inplace_clusters, inplace_partner, prepare
+from .liveness import Liveness, inplace_clusters, inplace_partner, liveness_of
 from .order import plan_liveness
 from .plan import ALIGN, Plan, align, check_alignment, check_is_plan
 from .planner import MemoryPlan
@@ -37,7 +37,8 @@ class OffsetPlan:
 
     ``clusters`` are the in-place chains placed as one block (each a list of
     nodes sharing one offset); ``offset[node]`` is aligned to ``alignment`` bytes (64 unless
-    the planner was asked for more, e.g. 256 for a GPU).
+    the planner was asked for more, e.g. 256 for a GPU). ``liveness`` is the
+    :class:`~memlab.memory.liveness.Liveness` the plan was made from (as in ``MemoryPlan``).
     """
 
     outputs: list[Node]
@@ -47,6 +48,7 @@ class OffsetPlan:
     inplace: bool = True
     clusters: list[list[Node]] = field(default_factory=list)
     alignment: int = ALIGN
+    liveness: Liveness | None = field(default=None, repr=False, compare=False)
     kind = "offsets"
 
     def __repr__(self) -> str:
@@ -77,7 +79,7 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | str | N
     liveness = plan_liveness(outputs, order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     life = liveness.lifetimes()
-    clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
+    clusters = inplace_clusters(liveness, inplace)
     first = [life[c[0]][0] for c in clusters]
     last = [life[c[-1]][1] for c in clusters]
     size = [align(max(sizes[v] for v in c), alignment) for c in clusters]
@@ -86,7 +88,7 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | str | N
     else:
         off, total = _greedy_by_size(first, last, size)
     offset = {v: int(off[k]) for k, c in enumerate(clusters) for v in c}
-    return OffsetPlan(outs, order, offset, total, inplace, clusters, alignment)
+    return OffsetPlan(outs, order, offset, total, inplace, clusters, alignment, liveness)
 
 
 def _greedy_by_size(first: list[int], last: list[int], size: list[int]) -> tuple[list[int], int]:
@@ -172,15 +174,13 @@ def live_bytes_lower_bound(plan: Plan) -> int:
     they may share memory (p.20). Placeholders and constants are not counted.
     """
     check_is_plan(plan, "live_bytes_lower_bound: plan")
-    liveness = prepare(plan.outputs, plan.order)
-    outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
-    out_set = set(outs)
-    life = liveness.lifetimes()
+    liveness = liveness_of(plan)                 # the plan's own, when its planner kept it
+    order, sizes, last = liveness.order, liveness.sizes, liveness.last
     live = liveness.live_bytes()
     if getattr(plan, "inplace", True):
         for i, n in enumerate(order):
             if n in sizes:
-                x = inplace_partner(n, life, i, sizes, out_set)
+                x = inplace_partner(n, last)
                 if x is not None:
                     live[i] -= sizes[x]
     return int(live.max()) if live.size else 0
@@ -202,7 +202,7 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
     liveness = plan_liveness(outputs, order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
     life = liveness.lifetimes()
-    clusters = inplace_clusters(order, sizes, life, set(outs), inplace)
+    clusters = inplace_clusters(liveness, inplace)
     span = [(life[c[0]][0], life[c[-1]][1]) for c in clusters]
     need = [max(sizes[v] for v in c) for c in clusters]
     busy: list[list[tuple[int, int]]] = []  # per tag: sorted, disjoint (first, last) intervals
@@ -223,4 +223,4 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
             storage[v] = sid
     pairs = [(c[i], c[i + 1]) for c in clusters for i in range(len(c) - 1)]
     return MemoryPlan(outs, order, storage, sbytes, inplace=inplace, share=True, inplace_pairs=pairs,
-                      alignment=check_alignment(alignment))
+                      alignment=check_alignment(alignment), liveness=liveness)

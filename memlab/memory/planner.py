@@ -43,7 +43,7 @@ from typing import Callable, Hashable, Iterable, Sequence
 
 from ..errors import PlanError, check_bool, check_callable, check_int
 from ..graph import Node
-from .liveness import check_size, reference_counts
+from .liveness import Liveness, check_size, inplace_partner, kept_liveness, reference_counts
 from .order import plan_liveness
 from .longest_path import node_colors
 from .plan import ALIGN, align, check_alignment  # noqa: F401  (ALIGN: documented here)
@@ -82,7 +82,9 @@ class MemoryPlan:
     ``traced`` is False). Storages are
     laid out one after another, each aligned to ``alignment`` bytes (:data:`ALIGN` unless the
     planner was asked for more, e.g. 256 for a GPU), which gives ``offset[node]`` and
-    ``total_bytes``.
+    ``total_bytes``. ``liveness`` is the :class:`~memlab.memory.liveness.Liveness` the plan was
+    made from (order, last readers, sizes), kept so that the lower bound and the runner need not
+    work it out again.
     """
 
     outputs: list[Node]
@@ -97,12 +99,15 @@ class MemoryPlan:
     inplace_pairs: list[tuple[Node, Node]] = field(default_factory=list)
     alignment: int = ALIGN
     traced: bool = False
+    liveness: Liveness | None = field(default=None, repr=False, compare=False)
     kind = "tags"
 
     @cached_property
     def initial_refcount(self) -> dict[Node, int]:
-        """The reference counts before the first step (p.22), computed when first asked."""
-        return reference_counts(self.order)
+        """The reference counts before the first step (p.22), computed when first asked (once
+        for the plan and its runner: :attr:`Liveness.refcounts <memlab.memory.liveness.Liveness>`)."""
+        live = kept_liveness(self)
+        return live.refcounts if live is not None else reference_counts(self.order)
 
     def require_trace(self, who: str) -> list[PlanStep]:
         """``steps``, or a :class:`~memlab.errors.PlanError` naming ``who`` if the plan was made
@@ -237,17 +242,20 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     if group is not None and colors > 1:
         raise PlanError("plan_memory takes colors or group, not both")
     liveness = plan_liveness(outputs, order)
-    outs, order, last = liveness.outputs, liveness.order, liveness.last  # last: where a count
-    # reaches 0 (p.22); sizes: node.nbytes, checked as each value is planned
+    outs, order = liveness.outputs, liveness.order
+    last = dict(liveness.last)   # where a count reaches 0 (p.22); a copy, marked as tags are released
     color = node_colors(order, colors) if colors > 1 else {}
     if group is not None:
         color = {n: group(n) for n in order if n.op.computes}
     may_inplace = inplace if callable(inplace) else None    # None: ``inplace`` says for all
     is_output = set(outs)
-    ref = reference_counts(order) if trace else None   # the counts themselves, for the trace
+    ref = dict(liveness.refcounts) if trace else None   # the counts themselves, for the trace
     plan = MemoryPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
-                      colors=colors, color=color, alignment=alignment, traced=bool(trace))
+                      colors=colors, color=color, alignment=alignment, traced=bool(trace),
+                      liveness=liveness)
     tag, tag_color = plan.storage, []
+    # a value's tag has the value's colour (tags are taken from boxes of one colour)
+    same_color = (lambda n, x: color.get(n, 0) == color.get(x, 0)) if color else None
     box = Box(match)
     take, put = box.take, box.put
     tag_get, pair = tag.get, plan.inplace_pairs.append
@@ -258,21 +266,10 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         nbytes = n.nbytes if n.nbytes > 0 else check_size(n)
         c = color.get(n, 0) if color else 0
         inputs = n.inputs
-        # 1. in-place: take the tag of an input this op may overwrite (``n.op.inplace(n)``) if this
-        # op is its last reader and it has the same size and colour; the op is asked only when
-        # some input could qualify
-        source = None
+        # 1. in-place: take the tag of an input this op may overwrite, by the one rule of
+        # :func:`~.liveness.inplace_partner` (this op is its last reader, same size), of its colour
         allowed = inplace if may_inplace is None else may_inplace(n)
-        if allowed:
-            for x in inputs:
-                if last[x] is n and x.nbytes == nbytes:
-                    for i in n.op.inplace(n):
-                        y = inputs[i]
-                        if last[y] is n and y.nbytes == nbytes and y in tag \
-                                and tag_color[tag[y]] == c:
-                            source = y
-                            break
-                    break
+        source = inplace_partner(n, last, same_color) if allowed else None
         if source is not None:
             t, action = tag[source], "inplace"
             pair((source, n))
