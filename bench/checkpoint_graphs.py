@@ -1,6 +1,8 @@
 """Checkpointing on op graphs (issue 9): bytes and time of every strategy on ResNet and LSTM graphs
 against the un-checkpointed plan, plan_offsets against a graphlib sort from 1e3 to 1e5 nodes, and
-recompute_graph before and after its near-linear cycle check (issue 23, item 4).
+recompute_graph before and after its near-linear cycle check (issue 23, item 4), and every strategy
+on full training steps beside Chen et al.'s figures (issue 23, item 3; `python checkpoint_graphs.py
+training` prints that table alone).
 Prints tables; run with `make bench`."""
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from _progress import row, sweep
 import memlab as ml
 from memlab import checkpoint as ck
 from memlab.models import conv_resnet, lstm, mlp, overhead, resnet, training_outputs
+from memlab.models.studies import CHECKPOINTS, CHEN_FIGURES, checkpoint_table, training_steps
 
 
 def best_of(f, repeat=3):
@@ -113,12 +116,34 @@ def rewrite_times() -> None:
                 f"{t_before / t_after:7.0f}")
 
 
+def training_step_table() -> None:
+    row("\n6. Checkpointing on full training steps (loss + every parameter gradient; issue 23), each")
+    row("   against store all under the same memory-aware order: arena bytes, feature maps (arena less")
+    row("   the returned gradients), counted overhead (recomputed / forward ops), measured overhead")
+    row("   (arena executor, best of 3; graphs that run). Chen et al. 2016: ResNet-1000 48 GB -> 7 GB "
+        f"({CHEN_FIGURES['resnet-1000 ratio']:.2f}x),")
+    row(f"   {CHEN_FIGURES['chen extra time']:.0%} extra time; p.33: one additional forward pass "
+        f"({CHEN_FIGURES['p.33 overhead']:.0%} overhead).")
+    row(f"{'model':<18}{'strategy':<11}{'bytes':>7}{'fmaps':>7}{'counted':>9}{'measured':>9}{'s':>7}")
+    for model, step in sweep(training_steps("full").items(), "models"):
+        for name in CHECKPOINTS:
+            t = time.perf_counter()
+            r = checkpoint_table({model: step}, (name,))[0]
+            measured = "-" if r["measured"] is None else f"{r['measured']:.0%}"
+            row(f"{model:<18}{name:<11}{r['bytes']:7.3f}{r['feature maps']:7.3f}{r['counted']:9.0%}"
+                f"{measured:>9}{time.perf_counter() - t:7.1f}")
+
+
 if __name__ == "__main__":
     t0 = time.perf_counter()
     if sys.argv[1:] == ["rewrite"]:
         rewrite_times()
         sys.exit()
+    if sys.argv[1:] == ["training"]:
+        training_step_table()
+        sys.exit()
     main()
     milp_times()
     rewrite_times()
+    training_step_table()
     row(f"\ntotal {time.perf_counter() - t0:.0f} s")

@@ -1,15 +1,25 @@
 """Which forward values to keep on an op graph (CSE599G1 lecture 7, p.31-34; Chen et al. 2016).
 
-* :func:`every_k` keeps every k-th forward node (p.31 "checkpoint every K"): the backward pass then
-  recomputes each segment once, so memory is O(k) for the segment plus O(N / k) checkpoints;
+Every strategy keeps **cuts** (:func:`cuts`): the forward values computed up to a point of the run
+order that a later forward op still reads. Keeping a whole cut lets the backward pass recompute
+the segment after it from kept values alone; keeping one value inside a residual branch, or
+``h_t`` without ``c_t``, does not, and on a ResNet or an LSTM it saved little. A cut is kept only
+where it is the smallest within :data:`WINDOW` positions (a ResNet's trunk between blocks, an
+LSTM's state between steps; on a chain, each value).
+
+* :func:`every_k` keeps a cut every k forward nodes (p.31 "checkpoint every K"): the backward pass
+  then recomputes each segment once, so memory is O(k) for the segment plus O(N / k) checkpoints;
 * :func:`sqrt_checkpoints` takes ``k = sqrt(N)`` (p.33: O(sqrt N) memory for one extra forward pass);
-* :func:`memonger` is Chen et al.'s budget search: walk the forward nodes in topological order, keep
-  a node when the bytes since the last kept one exceed a threshold, try thresholds around
-  ``sqrt(total bytes x largest value)``, and keep the best plan by planned bytes.
+* :func:`memonger` is Chen et al.'s budget search: walk the forward nodes in run order, keep a cut
+  when the bytes since the last kept one exceed a threshold, try thresholds around
+  ``sqrt(total bytes x largest value)`` and thresholds cutting about sqrt(N) segments of equal
+  bytes, and keep the best plan by planned bytes;
+* :func:`recursive_checkpoints` nests every-k levels (p.34).
 
 The forward nodes are walked in the order the step runs in, the memory-aware
 :func:`~memlab.memory.order.memory_order` of the planners (seed 002 part 1), and planned bytes are
-those of the offset planner in that order.
+those of the offset planner in that order. On full training steps (every weight gradient too)
+this is what makes checkpointing pay: under the depth-first order it saved nothing (issue 23).
 
 Each returns the set of nodes to keep; :func:`~memlab.checkpoint.rewrite.recompute_graph` builds the
 graph that recomputes the others.
@@ -32,26 +42,65 @@ def _candidates(outputs: Sequence[Node]) -> list[Node]:
 
 
 def every_k(outputs: Sequence[Node], k: int) -> set[Node]:
-    """Keep every ``k``-th forward node in the order the step runs them (p.31)."""
+    """Keep a cut (:func:`cuts`) every ``k`` forward nodes of the order the step runs them (p.31):
+    on a chain, every ``k``-th node; elsewhere the next small cut once ``k`` nodes have passed."""
     outputs = training_outputs(outputs, "every_k")
     check_int(k, "every_k: k", 1, PlanError)
-    return {n for i, n in enumerate(_candidates(outputs)) if (i + 1) % k == 0}
+    return by_threshold(outputs, k - 1, count=True)
 
 
 def sqrt_checkpoints(outputs: Sequence[Node]) -> set[Node]:
-    """Keep every ``round(sqrt(N))``-th of the ``N`` forward nodes (p.33)."""
+    """Keep a cut every ``round(sqrt(N))`` of the ``N`` forward nodes (p.33)."""
     outputs = training_outputs(outputs, "sqrt_checkpoints")
     n = len(_candidates(outputs))
     return every_k(outputs, max(1, round(math.sqrt(n)))) if n else set()
 
 
-def by_threshold(outputs: Sequence[Node], threshold: float) -> set[Node]:
-    """Keep a node whenever the bytes since the last kept one exceed ``threshold`` (memonger's walk)."""
-    keep, since = set(), 0
-    for n in _candidates(as_list(outputs)):
-        since += n.nbytes
-        if since > threshold:
-            keep.add(n)
+def cuts(outputs: Sequence[Node]) -> list[tuple[Node, frozenset[Node]]]:
+    """Each forward node in run order with the **cut** after it: the forward values computed so far
+    that a later forward op still reads (keep them, and the rest of the forward pass can be
+    recomputed from them alone). On a chain a cut is one value; on a ResNet it is the trunk ``h``
+    between blocks (``h`` and a branch value inside one); on an LSTM the pair ``(h_t, c_t)``.
+    Values computed from placeholders alone (an LSTM's input projections, which the run order may
+    compute early) are in no cut: they are recomputed from the placeholders where they are read."""
+    outputs = as_list(outputs)
+    cands = _candidates(outputs)
+    pos = {n: i for i, n in enumerate(cands)}
+    last = {n: i for i, n in enumerate(cands)}
+    for i, n in enumerate(cands):
+        for x in n.inputs:
+            if x in pos:
+                last[x] = max(last[x], i)
+    live: set[Node] = set()
+    out = []
+    for i, n in enumerate(cands):
+        live.discard(n)
+        for x in n.inputs:
+            if x in live and last[x] <= i:
+                live.discard(x)
+        if last[n] > i and any(x.op.computes for x in n.inputs):
+            live.add(n)
+        out.append((n, frozenset(live)))
+    return out
+
+
+#: how many positions either side a cut must be the smallest of, to be kept (a few layers)
+WINDOW = 16
+
+
+def by_threshold(outputs: Sequence[Node], threshold: float, count: bool = False) -> set[Node]:
+    """Memonger's walk over the cuts (:func:`cuts`) in run order: when the bytes (``count=True``:
+    the forward nodes) since the last kept cut exceed ``threshold``, keep the next cut that holds no
+    more values than any cut within :data:`WINDOW` positions (Chen et al. keep the outputs of whole
+    stages: a ResNet's trunk, an LSTM's state, never a value inside a residual branch)."""
+    walk = cuts(outputs)
+    sizes = [len(c) or len(walk) for _, c in walk]  # an empty cut is no cut
+    keep: set[Node] = set()
+    since = 0
+    for i, (n, cut) in enumerate(walk):
+        since += 1 if count else n.nbytes
+        if since > threshold and cut and sizes[i] <= min(sizes[max(0, i - WINDOW):i + WINDOW + 1]):
+            keep |= cut
             since = 0
     return keep
 
@@ -73,8 +122,10 @@ def memonger(outputs: Sequence[Node], budget: int | None = None) -> set[Node]:
     total, largest = sum(n.nbytes for n in cands), max(n.nbytes for n in cands)
     base = math.sqrt(total * largest)
     tried = []
-    for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0):
-        keep = by_threshold(outputs, base * f)
+    root = math.sqrt(len(cands))  # and thresholds cutting ~sqrt(N) segments of equal bytes
+    for threshold in [base * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)] + \
+            [total / (root * f) for f in (0.5, 0.75, 1.0, 1.5, 2.0)]:
+        keep = by_threshold(outputs, threshold)
         rewritten = recompute_graph(outputs, keep)
         tried.append((plan_offsets(rewritten).total_bytes, len(recomputed_nodes(rewritten)), keep))
     tried.append((planned_bytes(outputs, set(cands)), 0, set(cands)))  # keep everything

@@ -34,13 +34,15 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Sequence
 
-from ..checkpoint import forward_nodes_of as forward_nodes, memonger, recompute_graph, \
-    recomputed_nodes, sqrt_checkpoints
+from ..checkpoint import every_k, forward_nodes_of as forward_nodes, memonger, recompute_graph, \
+    recomputed_nodes, recursive_checkpoints, sqrt_checkpoints
+from ..errors import PlanError, check_choice
 from ..execute import Executor
 from ..graph import PLACEHOLDER, Node, topo_order
 from ..memory import memory_order, plan_memory, plan_offsets, resolve_order
+from .encoder_decoder import seq2seq
 from .shape_only import alexnet, googlenet, lstm, resnet, vgg
-from .zoo import training_outputs
+from .zoo import conv_resnet, mlp, training_outputs
 
 GB = 1e9
 
@@ -86,10 +88,11 @@ CHEN_RESNET_1000 = {"baseline GB": 48.0, "sublinear GB": 7.0, "extra time": 0.30
 
 
 def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dict,
-           sublinear: str | None = None, addto: bool | str = False) -> list[dict[str, Any]]:
+           sublinear: str | None = None, addto: bool | str = False, wrt: str = "data"
+           ) -> list[dict[str, Any]]:
     rows = []
     for x in xs:
-        outs = training_outputs(build(x), wrt="data", addto=addto)
+        outs = training_outputs(build(x), wrt=wrt, addto=addto)
         r = {"x": x, "nodes": len(topo_order(outs))}
         for name, ip, sh in (("none", False, False), ("inplace", True, False), ("sharing", True, True)):
             r[name] = plan_memory(outs, inplace=ip, share=sh, trace=False).total_bytes / GB
@@ -104,22 +107,24 @@ def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dic
 
 
 def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int = 32,
-                 sublinear: str | None = None, addto: bool | str = False
+                 sublinear: str | None = None, addto: bool | str = False, wrt: str = "data"
                  ) -> list[dict[str, Any]]:
     """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing
     (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top of sharing: p.35's
-    fourth line). ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`)."""
-    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear, addto)
+    fourth line). ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`).
+    ``wrt="params"``: full training steps (every weight gradient too, held to the end)."""
+    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear, addto, wrt)
 
 
 def lstm_curve(steps: Sequence[int] = (40, 100, 200, 400, 800, 1600), batch: int = 1024,
                hidden: int = 1024, layers: int = 1, sublinear: str | None = None,
-               addto: bool | str = False) -> list[dict[str, Any]]:
+               addto: bool | str = False, wrt: str = "data") -> list[dict[str, Any]]:
     """Slide p.36 (a) as data: LSTM feature-map GB against unrolled steps for none / in-place /
     sharing (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top).
     :data:`CHEN_LSTM` is the configuration of Chen et al. 2016 (the paper behind p.36);
-    ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`)."""
-    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36, sublinear, addto)
+    ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`); ``wrt="params"``: full
+    training steps."""
+    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36, sublinear, addto, wrt)
 
 
 def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int = 3) -> dict[str, float]:
@@ -142,6 +147,67 @@ def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int =
     row["counted extra"] = row["recomputed"] / row["forward ops"]
     row["measured extra"] = row["sublinear ms"] / row["baseline ms"] - 1
     return row
+
+
+#: The strategies of :func:`checkpoint_table` (p.31-34): training outputs -> kept set(s).
+CHECKPOINTS: dict[str, Callable[[list[Node]], Any]] = {
+    "sqrt(N)": sqrt_checkpoints, "memonger": memonger, "recursive": recursive_checkpoints,
+    "every 4": lambda outs: every_k(outs, 4)}
+#: Chen et al. 2016 and the slides, beside :func:`checkpoint_table`: ResNet-1000 48 GB -> 7 GB
+#: (0.15x), p.33's "one additional forward pass (25% overhead)", Chen et al.'s 30% extra time.
+CHEN_FIGURES = {"resnet-1000 ratio": 7.0 / 48.0, "p.33 overhead": 0.25, "chen extra time": 0.30}
+
+
+def training_steps(size: str = "small") -> dict[str, tuple[list[Node], dict | None]]:
+    """Full training steps (loss and every parameter gradient) for :func:`checkpoint_table`:
+    name -> (outputs, feed, or None for a shape-only graph). ``"full"``: the 36-layer MLP of issue
+    23, ResNet-1000 in Chen et al.'s configuration (batch 32, 224x224 images) and LSTM-400 (p.36's
+    configuration); ``"small"``: the same families at test sizes."""
+    full = check_choice(size, "training_steps: size", ("small", "full"), PlanError) == "full"
+    m = mlp(depth=36, batch=256, n_in=16, hidden=16, n_out=4)
+    cr = conv_resnet(blocks=32) if full else conv_resnet(blocks=8, batch=4, length=32)
+    s2s = seq2seq(8, 8) if full else seq2seq(4, 4, hidden=8, batch=4)
+    steps = {"MLP-36": (m["outputs"], m["make_feed"](0)),
+             f"1-D ResNet-{len(cr['params']) - 1}": (training_outputs(cr), cr["make_feed"](0)),
+             f"seq2seq {s2s.src_len}+{s2s.tgt_len}": ([s2s.loss, *s2s.grads()], s2s.feed(0))}
+    net = resnet(1000, 32) if full else resnet(50, 32, image=64)
+    rnn = lstm(400) if full else lstm(40, 8, 16)
+    steps[f"ResNet-{1000 if full else 50}"] = (training_outputs(net), None)
+    steps[f"LSTM-{400 if full else 40}"] = (training_outputs(rnn), None)
+    return steps
+
+
+def feature_map_bytes(outputs: Sequence[Node]) -> int:
+    """Arena bytes of the offset planner less the gradients the step returns (held to its end):
+    what checkpointing acts on (Chen et al.'s feature maps; p.35 (a) without weights' gradients)."""
+    return plan_offsets(outputs).total_bytes - sum(o.nbytes for o in list(outputs)[1:])
+
+
+def checkpoint_table(steps: dict[str, tuple[list[Node], dict | None]] | None = None,
+                     strategies: Sequence[str] = tuple(CHECKPOINTS), repeat: int = 3
+                     ) -> list[dict[str, Any]]:
+    """Strategy x model on full training steps (p.31-37; Chen et al. 2016), each against store all
+    under the same memory-aware order: ``bytes`` (arena) and ``feature maps``
+    (:func:`feature_map_bytes`) as fractions of store all, ``counted`` overhead (recomputed copies
+    / forward ops) and, for graphs with a feed, ``measured`` overhead (arena executor time, best of
+    ``repeat``). ``steps``: :func:`training_steps` (small) by default."""
+    for name in strategies:
+        check_choice(name, "checkpoint_table: strategies (names)", CHECKPOINTS, PlanError)
+    rows = []
+    for model, (outs, feed) in (training_steps() if steps is None else steps).items():
+        base, base_fm = plan_offsets(outs).total_bytes, feature_map_bytes(outs)
+        for name in strategies:
+            keep = CHECKPOINTS[name](outs)
+            new = recompute_graph(outs, keep)
+            r: dict[str, Any] = {"model": model, "strategy": name,
+                                 "bytes": plan_offsets(new).total_bytes / base,
+                                 "feature maps": feature_map_bytes(new) / base_fm,
+                                 "counted": len(recomputed_nodes(new)) / len(forward_nodes(outs)),
+                                 "measured": None}
+            if feed is not None:
+                r["measured"] = overhead(outs, feed, keep, repeat)["measured extra"]
+            rows.append(r)
+    return rows
 
 
 def layer_sizes(model: dict[str, Any]) -> tuple[list[int], list[float]]:
