@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import GraphError, PlanError, check_list
-from ..graph import Node, Op, adjoint_of, as_list, topo_order
+from ..graph import Node, Op, adjoint_of, as_list, note_rebuilt, topo_order
 
 
 class Recompute(Op):
@@ -122,6 +122,7 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
             continue
         rebuilt[n] = Node(n.op, ins, name=n.name, attrs=n.attrs, shape=n.shape, dtype=n.dtype,
                           value=n.value)
+        note_rebuilt(rebuilt[n], n)
     _control_dependencies(forward, copies, rebuilt)
     return [rebuilt.get(o, o) for o in outputs]
 

@@ -27,6 +27,23 @@ def adjoint_of(node: Node) -> Node | None:
     return _ADJOINT.get(node)
 
 
+_REBUILT_FROM: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
+
+
+def rebuilt_from(node: Node) -> Node:
+    """The node of the original graph that ``node`` is a rebuilt copy of (itself if none).
+
+    A graph rewrite that gives a backward op new inputs (checkpointing's
+    :func:`~memlab.checkpoint.recompute_graph`, p.32) makes a new node for it; this keeps the link,
+    so :func:`adjoint_of` and an autograd engine's creation order still apply to it."""
+    return _REBUILT_FROM.get(node, node)
+
+
+def note_rebuilt(new: Node, old: Node) -> None:
+    """Record that ``new`` rebuilds ``old`` (with other inputs) for :func:`rebuilt_from`."""
+    _REBUILT_FROM[new] = rebuilt_from(old)
+
+
 def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
               addto: bool | str = False) -> list[Node]:
     """Nodes computing d(sum of y * grad_y)/dx for each x in ``xs``.

@@ -38,7 +38,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import PlanError
-from ..graph import Node, adjoint_of, as_list, check_order, topo_order
+from ..graph import Node, adjoint_of, as_list, check_order, rebuilt_from, topo_order
 from ..scheduling.subsets import min_peak_search
 from .liveness import Liveness, live_curve, prepare
 
@@ -185,12 +185,15 @@ def _autograd(nodes: list[Node], outs: list[Node]) -> list[Node]:
     """The autograd engine's order (module docstring). A backward op's group is the sequence
     number (creation id) of the forward node whose gradient it reads, the least over its inputs (a
     sum of gradient parts completes with its last part); an op made for the backward pass that
-    reads only forward values (a softmax or a mask in a gradient) joins its first reader's group.
-    Sorting by (forward first, group descending, id) is topological: a reader's group is never
-    above its inputs' and it was created after them."""
-    grad_of = {g: n for n in nodes if (g := adjoint_of(n)) is not None}
+    reads only forward values (a softmax or a mask in a gradient, a recomputed copy) joins its
+    first reader's group. Ops run by (forward first, group descending, creation id), each as soon
+    as its inputs have run; a node rebuilt by a rewrite (:func:`~memlab.graph.rebuilt_from`) keeps
+    the creation id and the gradient of the node it rebuilds."""
+    version = {rebuilt_from(n): n for n in nodes}          # original -> its node in this graph
+    grad_of = {version[g]: n for n in nodes
+               if (a := adjoint_of(rebuilt_from(n))) is not None and (g := a) in version}
     if not grad_of:
-        return sorted(nodes, key=lambda n: n.id)           # forward only: creation order
+        return _by_key(nodes, {n: (0, 0, rebuilt_from(n).id) for n in nodes})
     group: dict[Node, int] = {}
     for n in nodes:
         seen = [grad_of[x].id if x in grad_of else group[x] for x in n.inputs
@@ -212,7 +215,29 @@ def _autograd(nodes: list[Node], outs: list[Node]) -> list[Node]:
         for x in n.inputs:
             if first_reader.get(x, -1) < g:
                 first_reader[x] = g
-    return sorted(nodes, key=lambda n: (1, -group[n], n.id) if n in group else (0, 0, n.id))
+    return _by_key(nodes, {n: (1, -group[n], rebuilt_from(n).id) if n in group
+                           else (0, 0, rebuilt_from(n).id) for n in nodes})
+
+
+def _by_key(nodes: list[Node], key: dict[Node, tuple[int, int, int]]) -> list[Node]:
+    """The topological order that runs, at each step, the ready node of least ``key``."""
+    waiting = {n: len(set(n.inputs)) for n in nodes}
+    readers: dict[Node, list[Node]] = {}
+    for n in nodes:
+        for x in set(n.inputs):
+            readers.setdefault(x, []).append(n)
+    heap = [(key[n], i, n) for i, n in enumerate(nodes) if not waiting[n]]
+    heapify(heap)
+    index = {n: i for i, n in enumerate(nodes)}
+    order: list[Node] = []
+    while heap:
+        _, _, n = heappop(heap)
+        order.append(n)
+        for r in readers.get(n, ()):
+            waiting[r] -= 1
+            if not waiting[r]:
+                heappush(heap, (key[r], index[r], r))
+    return order
 
 
 def _reverse_dfs(nodes: list[Node], outs: list[Node]) -> list[Node]:

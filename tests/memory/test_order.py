@@ -104,6 +104,22 @@ def test_training_step_default_order():
     assert ml.live_bytes_lower_bound(ml.plan_memory(outs)) <= best
 
 
+def test_autograd_order_on_a_checkpointed_step():
+    """A rewrite rebuilds the backward ops that read recomputed copies; the autograd order must
+    still recognise their gradients and run each copy with its group, as PyTorch's checkpointing
+    recomputes a segment when the backward pass reaches it (it used to run every weight gradient
+    last and hold every recomputed value: 1.9x store all)."""
+    from memlab import checkpoint as ck
+    m = mlp(depth=12, batch=64, n_in=16, hidden=16, n_out=4)
+    outs = training_outputs(m)
+    new = ck.recompute_graph(outs, ck.sqrt_checkpoints(outs))
+    order = memory_order(new, "autograd")
+    assert is_topological(order, new)
+    assert brute_peak(order, new) < 0.8 * brute_peak(memory_order(outs, "autograd"), outs)
+    pos = {n: i for i, n in enumerate(order)}
+    assert [pos[g] for g in new[1:]] == sorted((pos[g] for g in new[1:]), reverse=True)
+
+
 def test_explicit_orders_still_work():
     g = ml.models.slide22()
     plan = ml.plan_memory(g["G"], order=g["order"])
