@@ -88,12 +88,14 @@ def cuts(outputs: Sequence[Node]) -> list[tuple[Node, frozenset[Node]]]:
 WINDOW = 16
 
 
-def by_threshold(outputs: Sequence[Node], threshold: float, count: bool = False) -> set[Node]:
+def by_threshold(outputs: Sequence[Node], threshold: float, count: bool = False,
+                 walk: list[tuple[Node, frozenset[Node]]] | None = None) -> set[Node]:
     """Memonger's walk over the cuts (:func:`cuts`) in run order: when the bytes (``count=True``:
     the forward nodes) since the last kept cut exceed ``threshold``, keep the next cut that holds no
     more values than any cut within :data:`WINDOW` positions (Chen et al. keep the outputs of whole
-    stages: a ResNet's trunk, an LSTM's state, never a value inside a residual branch)."""
-    walk = cuts(outputs)
+    stages: a ResNet's trunk, an LSTM's state, never a value inside a residual branch). ``walk``:
+    :func:`cuts` of ``outputs`` when the caller has them already."""
+    walk = cuts(outputs) if walk is None else walk
     sizes = [len(c) or len(walk) for _, c in walk]  # an empty cut is no cut
     keep: set[Node] = set()
     since = 0
@@ -122,10 +124,15 @@ def memonger(outputs: Sequence[Node], budget: int | None = None) -> set[Node]:
     total, largest = sum(n.nbytes for n in cands), max(n.nbytes for n in cands)
     base = math.sqrt(total * largest)
     tried = []
+    seen: set[frozenset[Node]] = set()  # thresholds often keep the same set: plan it once
+    walk = cuts(outputs)
     root = math.sqrt(len(cands))  # and thresholds cutting ~sqrt(N) segments of equal bytes
     for threshold in [base * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)] + \
             [total / (root * f) for f in (0.5, 0.75, 1.0, 1.5, 2.0)]:
-        keep = by_threshold(outputs, threshold)
+        keep = by_threshold(outputs, threshold, walk=walk)
+        if frozenset(keep) in seen:
+            continue
+        seen.add(frozenset(keep))
         rewritten = recompute_graph(outputs, keep)
         tried.append((plan_offsets(rewritten).total_bytes, len(recomputed_nodes(rewritten)), keep))
     tried.append((planned_bytes(outputs, set(cands)), 0, set(cands)))  # keep everything

@@ -22,4 +22,5 @@ __all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Se
            "ShapeOnly", "shape_op", "mlp2_fused", "alexnet", "vgg", "googlenet", "resnet", "lstm", "GB", "SLIDE29",
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table",
            "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "CHEN_LSTM", "overhead",
-           "layer_sizes", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table"]
+           "layer_sizes", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table",
+           "runtime_memory"]

@@ -218,27 +218,35 @@ def lstm(steps: int = 40, batch: int = 1024, hidden: int = 1024, layers: int = 1
     """A shape-only LSTM unrolled ``steps`` times, ``layers`` deep, loss on the last step.
 
     Per step and layer, as in MXNet's LSTM example: per gate ``fc(x) + fc(h)``,
-    sigmoid / tanh gates, ``c = f*c + i*g`` and ``h = o * tanh(c)``.
+    sigmoid / tanh gates, ``c = f*c + i*g`` and ``h = o * tanh(c)``. The weights of a layer are
+    shared by every step (``params``: 8 matrices per layer and the output layer's), so a full
+    training step sums each weight's gradient over the steps.
     """
     sig = shape_op("sigmoid", inplace=True, saves="output", grad_inplace=True)
     tnh = shape_op("tanh", inplace=True, saves="output", grad_inplace=True)
     emul = shape_op("mul", saves="inputs", grad_inplace=True)
     eadd = shape_op("add", inplace=True, saves="none", grad_inplace=True)
+    fully = shape_op("fc")
     shp = (batch, hidden)
     h0 = [placeholder(f"h0_{l}", shp) for l in range(layers)]
     c0 = [placeholder(f"c0_{l}", shp) for l in range(layers)]
+    weights = [[(_param((hidden, hidden), f"Wx{l}_{g}"), _param((hidden, hidden), f"Wh{l}_{g}"))
+                for g in "ifog"] for l in range(layers)]
+    w_out = _param((hidden, 10), "W_out")
     h, c = list(h0), list(c0)
     for t in range(steps):
         x = placeholder(f"x{t}", shp)
         for l in range(layers):
-            pre = [eadd(fc(x, hidden), fc(h[l], hidden), shape=shp) for _ in range(4)]
+            pre = [eadd(fully(x, wx, shape=shp), fully(h[l], wh, shape=shp), shape=shp)
+                   for wx, wh in weights[l]]
             i, f, o = (sig(p, shape=shp) for p in pre[:3])
             g = tnh(pre[3], shape=shp)
             c[l] = eadd(emul(f, c[l], shape=shp), emul(i, g, shape=shp), shape=shp)
             h[l] = emul(o, tnh(c[l], shape=shp), shape=shp)
             x = h[l]
-    loss = softmax_loss(fc(x, 10))
-    return {"data": h0[0], "loss": loss, "params": h0 + c0}
+    loss = softmax_loss(fully(x, w_out, shape=(batch, 10)))
+    params = [w for layer in weights for pair in layer for w in pair] + [w_out]
+    return {"data": h0[0], "loss": loss, "params": params}
 
 
 def mlp2_fused(batch: int = 64, n_in: int = 784, hidden: int = 256, n_out: int = 10

@@ -92,18 +92,38 @@ def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dic
            ) -> list[dict[str, Any]]:
     rows = []
     for x in xs:
-        outs = training_outputs(build(x), wrt=wrt, addto=addto)
-        r = {"x": x, "nodes": len(topo_order(outs))}
+        model = build(x)
+        outs = training_outputs(model, wrt=wrt, addto=addto)
+        r: dict[str, Any] = {"x": x, "nodes": len(topo_order(outs))}
+        # a full step holds its weight gradients to the end: not feature maps (p.35 (a))
+        held = sum(o.nbytes for o in outs[1:]) if wrt == "params" else 0
         for name, ip, sh in (("none", False, False), ("inplace", True, False), ("sharing", True, True)):
-            r[name] = plan_memory(outs, inplace=ip, share=sh, trace=False).total_bytes / GB
+            r[name] = (plan_memory(outs, inplace=ip, share=sh, trace=False).total_bytes - held) / GB
         if sublinear:  # checkpoints, then the same planner with in-place and sharing
             keep = memonger(outs) if sublinear == "memonger" else sqrt_checkpoints(outs)
             rewritten = recompute_graph(outs, keep)
-            r["sublinear"] = plan_memory(rewritten, trace=False).total_bytes / GB
+            r["sublinear"] = (plan_memory(rewritten, trace=False).total_bytes - held) / GB
+        if wrt == "params":  # p.35-36 (b): the runtime total, as the slides separate it
+            r.update(runtime_memory(model, held))
+            for name in ("sharing", "sublinear"):
+                if name in r:
+                    r[f"{name} total"] = r[name] + r["weights"] + r["gradients"] + r["inputs"]
         if x in slide:
             r["slide"] = dict(zip(("none", "inplace", "sharing"), slide[x]))
         rows.append(r)
     return rows
+
+
+def runtime_memory(model: dict[str, Any], gradient_bytes: int) -> dict[str, float]:
+    """What a training step holds besides its feature maps (slides p.35-36 (b), "runtime total
+    memory"), in GB: the ``weights`` (parameters), their ``gradients`` (``gradient_bytes``), the
+    ``inputs`` of the batch (data and labels) and the ``workspace`` of the ops (none here: memlab's
+    ops allocate no scratch memory beside their outputs, where cuDNN's convolutions do)."""
+    params = {id(p) for p in model["params"]}
+    inputs = [n for n in topo_order([model["loss"]]) if n.op is PLACEHOLDER and id(n) not in params]
+    return {"weights": sum(p.nbytes for p in model["params"]) / GB,
+            "gradients": gradient_bytes / GB,
+            "inputs": sum(n.nbytes for n in inputs) / GB, "workspace": 0.0}
 
 
 def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int = 32,
@@ -112,7 +132,9 @@ def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int 
     """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing
     (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top of sharing: p.35's
     fourth line). ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`).
-    ``wrt="params"``: full training steps (every weight gradient too, held to the end)."""
+    ``wrt="params"``: full training steps; the columns are then feature maps (the weight gradients,
+    held to the end, left out), and :func:`runtime_memory`'s columns and ``"sharing total"`` /
+    ``"sublinear total"`` give panel (b), the runtime total."""
     return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear, addto, wrt)
 
 
