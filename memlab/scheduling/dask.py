@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Sequence
-
-import numpy as np
+from typing import Any, Sequence
 
 from ..errors import BudgetError, MemlabError, TreeError, check_int, check_number
 from . import dasktasks
@@ -70,6 +68,7 @@ class LocalDask:
         import dask
         from distributed import Client, LocalCluster
 
+        dasktasks.register_sizeof()
         config = {"distributed.scheduler.worker-saturation": 1.0,
                   "distributed.scheduler.work-stealing": False,
                   "distributed.worker.memory.target": 1.0 if self.memory_limit else False,
@@ -79,7 +78,7 @@ class LocalDask:
         try:
             with dask.config.set(config):
                 self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                            processes=False, dashboard_address=None,
+                                            processes=False, dashboard_address=":0",
                                             memory_limit=self.memory_limit or 0,
                                             silence_logs=logging.ERROR)
                 self.client = Client(self.cluster)
@@ -122,11 +121,12 @@ class LocalDask:
 class DaskRun:
     """What one run on Dask measured (:func:`run`); sizes in the model's units, times in seconds.
 
-    ``given`` the order passed as priorities; ``followed`` the order the tasks started in (their
-    own log); ``peak`` the most bytes alive at once by the tasks' meter, ``model_peak`` the
-    model's peak of ``followed``; ``resident_peak`` the most bytes really in RAM (spilled results
-    leave it); ``start``/``end``/``worker`` per node; ``worker_peaks`` per worker; ``spilled``
-    ``(results, bytes)`` each worker wrote to disk; ``makespan`` first start to last end."""
+    ``given`` the order passed as priorities (``dask.order``'s when none was); ``followed`` the
+    order the tasks started in (their own log); ``peak`` the most bytes alive at once by the
+    tasks' meter, ``model_peak`` the model's peak of ``followed``; ``resident_peak`` the most
+    bytes really in RAM (spilled results leave it); ``start``/``end``/``worker`` per node;
+    ``worker_peaks`` per worker; ``spilled`` ``(results, bytes)`` each worker wrote to disk;
+    ``makespan`` first start to last end."""
 
     given: list
     followed: list
@@ -143,20 +143,22 @@ class DaskRun:
     extra: dict = field(default_factory=dict)
 
 
-def _given(spec: Any, order: object) -> list[int]:
-    """Node numbers of the order to pass as priorities (a name of :data:`ORDERS` or a list)."""
+def _given(spec: Any, order: object) -> list[int] | None:
+    """Node numbers of the order to pass as priorities (a name of :data:`ORDERS` or a list);
+    None for None (no priorities: Dask orders by itself)."""
     obj = spec.obj
+    if order is None:
+        return None
     if isinstance(order, str):
         if order == "dask":
             return _numbers(spec, dask_order(obj))
         if order not in ORDERS:
-            raise TreeError(f"run: order must be None, one of {ORDERS} or a list of nodes, got {order!r}")
+            raise TreeError(f"run: order must be None, one of {ORDERS} or a list of nodes, "
+                            f"got {order!r}")
         if not isinstance(obj, Tree):
             raise TreeError(f"run: order {order!r} is for trees; give a TaskGraph a list of tasks "
                             "or 'dask'")
         return (optimal_traversal if order == "liu" else best_postorder)(obj)[0]
-    if order is None:
-        return _numbers(spec, dask_order(obj))
     if not isinstance(order, (list, tuple)):
         raise TreeError(f"run: order must be None, one of {ORDERS} or a list of nodes, got "
                         f"{type(order).__name__} {order!r:.60}")
@@ -172,14 +174,14 @@ def _least_peak(spec: Any) -> float | None:
     return None
 
 
-def _ready(dask_scheduler: Any, keys: list[str]) -> bool:
+def _ready(dask_scheduler: Any, keys: list[int]) -> bool:
     """On the scheduler: every key has arrived and been made waiting, queued or processing."""
     tasks = dask_scheduler.tasks
     return all(k in tasks and tasks[k].state in ("waiting", "queued", "processing", "no-worker")
                for k in keys)
 
 
-def _submit(c: LocalDask, g: DaskGraph, root_keys: list[str], timeout: float) -> list:
+def _submit(c: LocalDask, g: DaskGraph, root_keys: list[int], timeout: float) -> list:
     """Hold every worker, submit the graph, open the gate once all of it is queued, gather."""
     m = dasktasks.meter(g.meter)
     holds = [c.client.submit(dasktasks.hold_task, g.meter, timeout, workers=[a], pure=False,
@@ -204,7 +206,8 @@ def run(graph_or_tree: Tree | TaskGraph, order: object = None, workers: int = 1,
         timeout: float = 120.0) -> DaskRun:
     """Run a tree or task graph on a Dask ``LocalCluster`` with an order as task priorities.
 
-    ``order``: None or ``"dask"`` (``dask.order``, what Dask does by itself), ``"liu"`` (Liu's
+    ``order``: None (no priorities: Dask's own ``dask.order``), ``"dask"`` (the same order,
+    computed by :func:`dask_order` and passed as priorities), ``"liu"`` (Liu's
     optimum), ``"best_postorder"`` (trees), or a list of nodes (a traversal). ``workers`` one-thread
     workers; ``memory_limit`` per worker in the model's units (workers spill past it; it must admit
     some order: BudgetError otherwise). ``unit`` bytes per unit of size; ``durations`` seconds per
@@ -245,8 +248,14 @@ def run(graph_or_tree: Tree | TaskGraph, order: object = None, workers: int = 1,
 def _run(spec: Any, given: list[int], c: LocalDask, unit: int, durations: Any,
          placement: list[int] | None, after: Any, timeout: float) -> DaskRun:
     addr = c.addresses
-    g = to_dask(spec.obj, unit, [spec.names[i] for i in given], durations,
+    names = None if given is None else [spec.names[i] for i in given]
+    g = to_dask(spec.obj, unit, names, durations,
                 None if placement is None else [addr[p] for p in placement], after)
+    if given is None:  # what the scheduler computes on this very graph
+        import dask.order
+
+        prio = dask.order.order(g.dsk)
+        given = sorted(range(len(spec.names)), key=lambda i: prio[g.keys[i]])
     sinks = [g.keys[i] for i in range(len(spec.names)) if any(u == -1 for u, _ in spec.outs[i])
              or not spec.outs[i]]
     spilled0 = c.spilled()
@@ -312,7 +321,8 @@ def run_mapping(tree: Tree, mapping: str = "proportional", P: int = 2,
         sched = all_to_all(tree, w, P)
         order, after = best_postorder(tree)[0], {}
     else:
-        sched = proportional(tree, w, P) if mapping == "proportional" else memory_aware(tree, w, P, M_B)
+        sched = (proportional(tree, w, P) if mapping == "proportional"
+                 else memory_aware(tree, w, P, M_B))
         budget = None if mapping == "proportional" else sched.extra["bound"]
         _, rank, after, _ = _mapping(tree, w, P, budget)
         order = sorted(range(tree.n), key=rank.__getitem__)

@@ -70,14 +70,15 @@ def _numbers(spec: _Spec, order: Sequence) -> list[int]:
 @dataclass
 class DaskGraph:
     """A Dask graph of a tree or task graph (:func:`to_dask`): ``dsk`` (key -> Dask task),
-    ``keys[i]`` the key of node ``i``, ``priority`` per key, the ``meter`` its tasks share."""
+    ``keys[i]`` the key of node ``i``, ``priority`` per key (empty: Dask's own), the ``meter``
+    its tasks share."""
 
     dsk: dict
-    keys: list[str]
-    priority: dict[str, float]
+    keys: list[int]
+    priority: dict[int, float]
     meter: str
     names: list[Hashable]
-    workers: dict[str, list[str]] = field(default_factory=dict)
+    workers: dict[int, list[str]] = field(default_factory=dict)
 
     def layer_graph(self) -> Any:
         """The graph as a ``HighLevelGraph`` whose layer carries the priorities (and worker
@@ -85,7 +86,9 @@ class DaskGraph:
         import dask
         from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 
-        notes: dict[str, Any] = {"priority": self.priority.__getitem__}
+        notes: dict[str, Any] = {}
+        if self.priority:
+            notes["priority"] = self.priority.__getitem__
         if self.workers:
             notes["workers"] = self.workers.__getitem__
         with dask.annotate(**notes):
@@ -101,7 +104,8 @@ def to_dask(graph_or_tree: Tree | TaskGraph, unit: int = 1024,
 
     Each task allocates ``unit`` bytes per unit of the model's sizes (``sizes`` in bytes: output
     files ``f`` and execution files ``m``, the latter held only while the task runs), sleeps
-    ``durations[i]`` seconds, and frees its inputs. ``order`` gives the priorities (earlier, higher);
+    ``durations[i]`` seconds, and frees its inputs. ``order`` gives the priorities (earlier, higher;
+    None: no annotation, so Dask uses its own ``dask.order``);
     ``placement[i]`` a worker address node ``i`` is restricted to; ``after[i]`` extra nodes that
     must end before ``i`` starts (no data: the serializations of lesson 13's mappings).
     """
@@ -111,12 +115,17 @@ def to_dask(graph_or_tree: Tree | TaskGraph, unit: int = 1024,
     spec = _spec(graph_or_tree)
     n = len(spec.names)
     unit = check_int(unit, "to_dask: unit (bytes per unit of size)", 1, TreeError)
-    rank = list(range(n)) if order is None else _rank(_numbers(spec, order))
+    rank = None if order is None else _rank(_numbers(spec, order))
     secs = [0.0] * n if durations is None else [float(x) for x in durations]
     if len(secs) != n or any(not x >= 0 for x in secs):
-        raise TreeError(f"to_dask: durations must be {n} numbers >= 0 (seconds), got {durations!r:.60}")
+        raise TreeError(f"to_dask: durations must be {n} numbers >= 0 (seconds), "
+                        f"got {durations!r:.60}")
     meter = dasktasks.new_meter().name
-    keys = [f"{meter}-{i}" for i in range(n)]
+    # integer keys, a multiple of 2**32 apart: dask.order breaks ties by the order its sets and
+    # dicts list keys in, which for strings changes with PYTHONHASHSEED and for integers with
+    # their values modulo the table size; so every graph of one tree is ordered alike
+    base = (int(meter.rsplit("-", 1)[1]) + 1) << 32
+    keys = [base + i for i in range(n)]
     dsk = {}
     for i in range(n):
         outs = tuple((c, int(round(s * unit))) for c, s in spec.outs[i])
@@ -124,8 +133,8 @@ def to_dask(graph_or_tree: Tree | TaskGraph, unit: int = 1024,
         dsk[keys[i]] = Task(keys[i], dasktasks.node_task, meter, i, outs,
                             int(round(spec.m[i] * unit)), secs[i], *refs, _data_producer=True)
     workers = {} if placement is None else {keys[i]: [placement[i]] for i in range(n)}
-    return DaskGraph(dsk, keys, {keys[i]: -float(rank[i]) for i in range(n)}, meter,
-                     spec.names, workers)
+    priority = {} if rank is None else {keys[i]: -float(rank[i]) for i in range(n)}
+    return DaskGraph(dsk, keys, priority, meter, spec.names, workers)
 
 
 def _rank(order: Sequence[int]) -> list[int]:

@@ -102,12 +102,12 @@ class Buffer:
 
     def __getstate__(self) -> dict[str, Any]:  # Dask spills a result to disk by pickling it
         return {"meter_name": self.meter_name, "nbytes": self.nbytes, "worker": self.worker,
-                "live": self.array is not None}
+                "array": self.array}
 
     def __setstate__(self, state: dict[str, Any]) -> None:  # ... and reads it back
         self.meter_name, self.nbytes = state["meter_name"], state["nbytes"]
         self.worker = state["worker"]
-        self.array = np.ones(self.nbytes, dtype=np.uint8) if state["live"] else None
+        self.array = state["array"]
         m = _METERS.get(self.meter_name)
         if m is not None and self.array is not None:
             m.add_resident(self.nbytes)
