@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..errors import BudgetError, MemlabError, TreeError, check_int, check_number
-from . import dasktasks
+from .dasktasks import drop_meter, hold_task, meter, register_sizeof
 from .daskgraph import DaskGraph, _spec, _numbers, dask_order, followed_order, require, to_dask
 from .liu import optimal_traversal
 from .mapping import _mapping, all_to_all, memory_aware, proportional
@@ -68,7 +68,7 @@ class LocalDask:
         import dask
         from distributed import Client, LocalCluster
 
-        dasktasks.register_sizeof()
+        register_sizeof()
         config = {"distributed.scheduler.worker-saturation": 1.0,
                   "distributed.scheduler.work-stealing": False,
                   "distributed.worker.memory.target": 1.0 if self.memory_limit else False,
@@ -183,8 +183,8 @@ def _ready(dask_scheduler: Any, keys: list[int]) -> bool:
 
 def _submit(c: LocalDask, g: DaskGraph, root_keys: list[int], timeout: float) -> list:
     """Hold every worker, submit the graph, open the gate once all of it is queued, gather."""
-    m = dasktasks.meter(g.meter)
-    holds = [c.client.submit(dasktasks.hold_task, g.meter, timeout, workers=[a], pure=False,
+    m = meter(g.meter)
+    holds = [c.client.submit(hold_task, g.meter, timeout, workers=[a], pure=False,
                              key=f"{g.meter}-hold-{k}") for k, a in enumerate(c.addresses)]
     try:
         futures = c.client.get(g.layer_graph(), root_keys, sync=False)
@@ -263,14 +263,14 @@ def _run(spec: Any, given: list[int], c: LocalDask, unit: int, durations: Any,
     try:
         results = _submit(c, g, sinks, timeout)
         wall = time.perf_counter() - t0
-        m = dasktasks.meter(g.meter)
+        m = meter(g.meter)
         peak, resident, wpeak = m.peak, m.resident_peak, dict(m.worker_peak)
         for res in results:
             for buf in res.values():
                 buf.release()
         log = sorted(m.log, key=lambda e: e[2])
     finally:
-        dasktasks.drop_meter(g.meter)
+        drop_meter(g.meter)
     if len(log) != len(spec.names):
         raise MemlabError(f"run: {len(log)} of {len(spec.names)} tasks logged a run")
     t_first = log[0][2]
@@ -289,6 +289,9 @@ def simulated_worker_peaks(tree: Tree, sched: TreeSchedule) -> list[float]:
     of its range (where :func:`run_mapping` runs it): ``m + f`` from its start, ``m`` to its end,
     ``f`` to its parent's end."""
     check_tree(tree, "simulated_worker_peaks: tree")
+    if not isinstance(sched, TreeSchedule) or len(sched.start) != tree.n:
+        raise TreeError(f"simulated_worker_peaks: sched must be the TreeSchedule of a mapping of "
+                        f"this tree (ml.mapping.proportional(tree, w, P)), got {sched!r:.60}")
     events: list[list] = [[] for _ in range(sched.P)]
     for i in range(tree.n):
         p = sched.procs[i][0]
@@ -317,6 +320,9 @@ def run_mapping(tree: Tree, mapping: str = "proportional", P: int = 2,
     seconds = check_number(seconds, "run_mapping: seconds (per unit of work)", error=TreeError)
     if not seconds >= 0:
         raise TreeError(f"run_mapping: seconds must be >= 0, got {seconds}")
+    if M_B is not None and not check_number(M_B, "run_mapping: M_B (a memory bound, or None)",
+                                            error=BudgetError) > 0:
+        raise BudgetError(f"run_mapping: M_B must be a positive memory bound or None, got {M_B}")
     if mapping == "all-to-all":
         sched = all_to_all(tree, w, P)
         order, after = best_postorder(tree)[0], {}

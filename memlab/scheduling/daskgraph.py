@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Hashable, Sequence
 
 from ..errors import MemlabError, TreeError, check_int
-from . import dasktasks
+from .dasktasks import drop_meter, new_meter, node_task
 from .taskgraph import TaskGraph, check_order
 from .taskgraph import peak as graph_peak
 from .treebase import Tree, check_traversal
@@ -120,7 +120,7 @@ def to_dask(graph_or_tree: Tree | TaskGraph, unit: int = 1024,
     if len(secs) != n or any(not x >= 0 for x in secs):
         raise TreeError(f"to_dask: durations must be {n} numbers >= 0 (seconds), "
                         f"got {durations!r:.60}")
-    meter = dasktasks.new_meter().name
+    meter = new_meter().name
     # integer keys, a multiple of 2**32 apart: dask.order breaks ties by the order its sets and
     # dicts list keys in, which for strings changes with PYTHONHASHSEED and for integers with
     # their values modulo the table size; so every graph of one tree is ordered alike
@@ -130,7 +130,7 @@ def to_dask(graph_or_tree: Tree | TaskGraph, unit: int = 1024,
     for i in range(n):
         outs = tuple((c, int(round(s * unit))) for c, s in spec.outs[i])
         refs = [TaskRef(keys[j]) for j in spec.deps[i] + list((after or {}).get(i, ()))]
-        dsk[keys[i]] = Task(keys[i], dasktasks.node_task, meter, i, outs,
+        dsk[keys[i]] = Task(keys[i], node_task, meter, i, outs,
                             int(round(spec.m[i] * unit)), secs[i], *refs, _data_producer=True)
     workers = {} if placement is None else {keys[i]: [placement[i]] for i in range(n)}
     priority = {} if rank is None else {keys[i]: -float(rank[i]) for i in range(n)}
@@ -154,7 +154,7 @@ def dask_order(graph_or_tree: Tree | TaskGraph) -> list:
     try:
         prio = dask.order.order(g.dsk)
     finally:
-        dasktasks.drop_meter(g.meter)
+        drop_meter(g.meter)
     pos = {k: i for i, k in enumerate(g.keys)}
     return [g.names[pos[k]] for k in sorted(g.keys, key=prio.__getitem__)]
 
