@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..errors import BudgetError, MemlabError, TreeError, check_int, check_number
 from .dasktasks import drop_meter, hold_task, meter, register_sizeof
 from .daskgraph import DaskGraph, _spec, _numbers, dask_order, followed_order, require, to_dask
@@ -126,7 +128,7 @@ class DaskRun:
     tasks' meter, ``model_peak`` the model's peak of ``followed``; ``resident_peak`` the most
     bytes really in RAM (spilled results leave it); ``start``/``end``/``worker`` per node;
     ``worker_peaks`` per worker; ``spilled`` ``(results, bytes)`` each worker wrote to disk;
-    ``makespan`` first start to last end."""
+    ``makespan`` first start to last end; ``times``/``memory`` the live bytes after each change."""
 
     given: list
     followed: list
@@ -140,7 +142,15 @@ class DaskRun:
     worker_peaks: list[float]
     spilled: list[tuple[int, int]]
     wall: float
+    times: list[float] = field(default_factory=list)
+    memory: list[float] = field(default_factory=list)
     extra: dict = field(default_factory=dict)
+
+    def schedule(self, label: str = "") -> TreeSchedule:
+        """The run as a :class:`TreeSchedule` (one processor per worker), for Gantt charts."""
+        return TreeSchedule(list(self.start), list(self.end), [(w, w + 1) for w in self.worker],
+                            self.makespan, np.asarray(self.times), np.asarray(self.memory),
+                            self.peak, len(self.worker_peaks), label)
 
 
 def _given(spec: Any, order: object) -> list[int] | None:
@@ -265,10 +275,11 @@ def _run(spec: Any, given: list[int], c: LocalDask, unit: int, durations: Any,
         wall = time.perf_counter() - t0
         m = meter(g.meter)
         peak, resident, wpeak = m.peak, m.resident_peak, dict(m.worker_peak)
+        log = sorted(m.log, key=lambda e: e[2])
+        trace = list(m.trace)
         for res in results:
             for buf in res.values():
                 buf.release()
-        log = sorted(m.log, key=lambda e: e[2])
     finally:
         drop_meter(g.meter)
     if len(log) != len(spec.names):
@@ -279,9 +290,11 @@ def _run(spec: Any, given: list[int], c: LocalDask, unit: int, durations: Any,
         start[node], end[node], worker[node] = s - t_first, e - t_first, addr.index(w)
     followed = [e[0] for e in log]
     spilled = [(a - a0, b - b0) for (a, b), (a0, b0) in zip(c.spilled(), spilled0)]
+    trace = [(t - t_first, x / unit) for t, x in trace if t >= t_first]
     return DaskRun([spec.names[i] for i in given], [spec.names[i] for i in followed],
                    peak / unit, spec.peak(followed), resident / unit, max(end), start, end, worker,
-                   [wpeak.get(a, 0) / unit for a in addr], spilled, wall)
+                   [wpeak.get(a, 0) / unit for a in addr], spilled, wall,
+                   [0.0] + [t for t, _ in trace], [0.0] + [x for _, x in trace])
 
 
 def simulated_worker_peaks(tree: Tree, sched: TreeSchedule) -> list[float]:

@@ -45,6 +45,8 @@ class Meter:
         self.worker_peak: dict[str, int] = {}
         #: ``(node, worker, start, end)`` per task, appended as tasks end
         self.log: list[tuple[int, str, float, float]] = []
+        #: ``(time, live)`` after every change of ``live``
+        self.trace: list[tuple[float, int]] = []
         self.gate = threading.Event()
 
     def add(self, nbytes: int, worker: str) -> None:
@@ -52,6 +54,7 @@ class Meter:
         with self.lock:
             self.live += nbytes
             self.peak = max(self.peak, self.live)
+            self.trace.append((time.perf_counter(), self.live))
             w = self.worker_live.get(worker, 0) + nbytes
             self.worker_live[worker] = w
             self.worker_peak[worker] = max(self.worker_peak.get(worker, 0), w)
