@@ -318,13 +318,14 @@ def simulated_worker_peaks(tree: Tree, sched: TreeSchedule) -> list[float]:
 
 def run_mapping(tree: Tree, mapping: str = "proportional", P: int = 2,
                 w: Sequence[float] | None = None, M_B: float | None = None,
-                seconds: float = 0.02, unit: int = 1024,
+                seconds: float = 0.02, alpha: float = 1.0, unit: int = 1024,
                 cluster: LocalDask | None = None) -> tuple[DaskRun, TreeSchedule]:
     """Lesson 13's mapping run on ``P`` Dask workers, beside the simulator's schedule (seed 002).
 
-    Node ``i`` runs on the first worker of its processor range for ``w[i] / width`` work units
-    of ``seconds`` each (node parallelism becomes a shorter task), with the mapping's priorities
-    and its serializations as extra dependencies. Returns ``(run, simulated schedule)``."""
+    Node ``i`` runs on the first worker of its processor range for ``w[i] / width**alpha`` work
+    units of ``seconds`` each (node parallelism becomes a shorter task), with the mapping's
+    priorities and its serializations as extra dependencies.
+    Returns ``(run, simulated schedule)``."""
     check_tree(tree, "run_mapping: tree")
     if mapping not in MAPPINGS:
         raise TreeError(f"run_mapping: mapping must be one of {MAPPINGS}, got {mapping!r:.60}")
@@ -337,16 +338,16 @@ def run_mapping(tree: Tree, mapping: str = "proportional", P: int = 2,
                                             error=BudgetError) > 0:
         raise BudgetError(f"run_mapping: M_B must be a positive memory bound or None, got {M_B}")
     if mapping == "all-to-all":
-        sched = all_to_all(tree, w, P)
+        sched = all_to_all(tree, w, P, alpha=alpha)
         order, after = best_postorder(tree)[0], {}
     else:
-        sched = (proportional(tree, w, P) if mapping == "proportional"
-                 else memory_aware(tree, w, P, M_B))
+        sched = (proportional(tree, w, P, alpha=alpha) if mapping == "proportional"
+                 else memory_aware(tree, w, P, M_B, alpha=alpha))
         budget = None if mapping == "proportional" else sched.extra["bound"]
         _, rank, after, _ = _mapping(tree, w, P, budget)
         order = sorted(range(tree.n), key=rank.__getitem__)
     width = [hi - lo for lo, hi in sched.procs]
-    durations = [w[i] / width[i] * seconds for i in range(tree.n)]
+    durations = [w[i] / width[i] ** alpha * seconds for i in range(tree.n)]
     placement = [lo for lo, _ in sched.procs]
     r = run(tree, order, P, unit=unit, durations=durations, cluster=cluster,
             placement=placement, after=after)
