@@ -20,7 +20,8 @@ import numpy as np
 from ..scheduling import dask as sdask
 from ..scheduling.liu import optimal_traversal
 from ..scheduling.postorder import best_postorder
-from ..scheduling.treebase import memory_profile, peak
+from ..scheduling import taskgraph
+from ..scheduling.treebase import Tree, memory_profile, peak
 from ..scheduling.treegen import random_tree
 from ..scheduling.treesim import TreeSchedule
 from .palette import color
@@ -28,30 +29,36 @@ from .palette import color
 __all__ = ["run_figure", "mapping_pair", "order_rows", "order_table", "order_explorer"]
 
 
-def _model_curve(tree: Any, run: Any) -> tuple[list[float], list[float]]:
+def _model_curve(obj: Any, run: Any) -> tuple[list[float], list[float]]:
     """The model's memory of the followed order, stepped at the measured start and end times."""
-    during, after = memory_profile(tree, run.followed)
+    if isinstance(obj, Tree):
+        during, after = memory_profile(obj, run.followed)
+        index = list(range(obj.n))
+    else:
+        during, after = taskgraph.memory_profile(obj, run.followed)
+        index = {t: i for i, t in enumerate(obj.tasks)}
     times, mem = [0.0], [0.0]
     for k, v in enumerate(run.followed):
-        times += [run.start[v], run.end[v]]
+        times += [run.start[index[v]], run.end[index[v]]]
         mem += [during[k], after[k]]
     return times, mem
 
 
-def run_figure(tree: Any, run: Any, title: str, colors: Mapping[int, str] | None = None) -> Any:
-    """A run of a tree on Dask: Gantt chart (lanes = workers) and the live bytes the tasks
-    measured, over the model's memory of the order Dask followed (seed 002, "Notations")."""
+def run_figure(obj: Any, run: Any, title: str, colors: Mapping[int, str] | None = None) -> Any:
+    """A run of a tree or task graph on Dask: Gantt chart (lanes = workers) and the live bytes
+    the tasks measured, over the model's memory of the order Dask followed (seed 002)."""
     import matplotlib.pyplot as plt
 
     from .trees import tree_gantt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 2.4), gridspec_kw={"width_ratios": [3, 2]})
     sched = run.schedule()
-    tree_gantt(sched, ax=axes[0], colors=colors,
+    names = None if isinstance(obj, Tree) else [str(t) for t in obj.tasks]
+    tree_gantt(sched, names=names, ax=axes[0], colors=colors,
                title=f"{title}: makespan {run.makespan * 1e3:.0f} ms (measured)")
     axes[0].set_yticklabels([f"W{k}" for k in range(sched.P)])
     axes[0].set_xlabel("seconds")
-    t, m = _model_curve(tree, run)
+    t, m = _model_curve(obj, run)
     axes[1].step(t, m, where="post", color="#999999", lw=3, label="model of the order followed")
     axes[1].step(run.times, run.memory, where="post", color=color(3), lw=1.2,
                  label="measured by the tasks")
