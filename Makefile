@@ -15,6 +15,7 @@ NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanit
 .PHONY: lab test unit lessons-test grading-test browser-test lock exercises bench clean
 
 # The virtual environment, installed from the lock file (exact versions), then memlab itself.
+# The lock pins every extra (test, dask), so `make test` runs the Dask tests too.
 $(STAMP): pyproject.toml $(LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 		{ echo "memlab needs Python >= 3.10; $(PYTHON) is $$($(PYTHON) -V 2>&1)." \

@@ -224,3 +224,45 @@ def test_the_messages_name_the_problem():
         md.run(tree, "liu", workers=0)
     with pytest.raises(BudgetError, match="too large for it at every order"):
         md.run(tree, "liu", memory_limit=1.0)
+
+
+def test_followed_order_is_a_traversal_no_better_than_the_optimum_and_a_fixed_point():
+    """Replayed without a cluster: every order Dask would run is a valid traversal, never below
+    Liu's optimum (an independent bound), unchanged by a second pass, and post-orders pass as is."""
+    for n, shape, seed in [(40, "recursive", 1), (60, "bushy", 2), (60, "deep", 3)]:
+        tree = T.random_tree(n, shape, seed=seed)
+        opt = T.optimal_traversal(tree)[1]
+        for order in (T.optimal_traversal(tree)[0], T.random_traversal(tree, seed=seed),
+                      md.dask_order(tree)):
+            ran = md.followed_order(tree, order)
+            assert T.check_traversal(tree, ran) == ran
+            assert T.peak(tree, ran) >= opt - 1e-9
+            assert md.followed_order(tree, ran) == ran
+        assert md.followed_order(tree, T.best_postorder(tree)[0]) == T.best_postorder(tree)[0]
+        assert T.peak(tree, md.dask_order(tree)) >= opt - 1e-9
+
+
+def test_dask_order_is_the_same_in_every_process():
+    """Integer keys keep dask.order's ties independent of PYTHONHASHSEED."""
+    import subprocess
+    import sys
+
+    code = ("import memlab.scheduling.dask as md, memlab as ml; "
+            "print(md.dask_order(ml.trees.random_tree(300, 'recursive', seed=0)))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**__import__("os").environ, "PYTHONHASHSEED": h},
+                           check=True).stdout for h in ("1", "2")}
+    assert len(outs) == 1
+
+
+def test_the_pictures_of_a_run():
+    pytest.importorskip("matplotlib")
+    from memlab.viz import dask as vd
+
+    tree = T.random_tree(12, "recursive", seed=6)
+    r = md.run(tree, "liu", durations=[0.001] * tree.n)
+    fig = vd.run_figure(tree, r, "liu")
+    assert len(fig.axes) == 2 and "peak" in fig.axes[1].get_title()
+    rows = vd.order_rows(30, shapes=("bushy",), seeds=range(2))
+    assert rows[0]["dask.order"] >= 1 and rows[0]["best post-order"] >= 1
+    assert "<table>" in vd.order_table(rows)
