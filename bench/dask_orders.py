@@ -1,13 +1,13 @@
-"""Dask's static order against memlab's memory-aware orders, in the model and run on Dask (issue 22).
+"""Dask's static order against memlab's memory-aware orders, in the model and on Dask (issue 22).
 
 For each family of trees (random recursive, bushy and deep trees, the seed's model with output
 sizes f in 1..100 and execution sizes m in 0..100; assembly trees of Delaunay and random geometric
 meshes of 1,000 unknowns, nested dissection and minimum degree), prints:
 
 1. the model: ``ml.trees.peak`` of ``dask.order``'s order over Liu's optimum (min / median / max
-   over the family's trees, and on how many it is above), of the order Dask really follows when given Liu's order as
-   priorities (:func:`followed_order`, Dask's rule: its worst ratio and on how many trees it is
-   above the optimum), and the time to compute each order:
+   over the family's trees, and on how many it is above); of the order Dask really follows when
+   given Liu's order as priorities (:func:`followed_order`, Dask's rule: its worst ratio and on
+   how many trees it is above the optimum); and the time to compute each order:
    ``dask.order.order`` on the Dask graph, Liu's optimal traversal, the best post-order;
 2. runs on a one-thread Dask worker (``LocalCluster``, the first tree of each family): the
    measured peak of live bytes over Liu's optimum under Dask's own order, Liu's order and the
