@@ -50,6 +50,7 @@ ORDERS = ("dask", "liu", "best_postorder")
 #: lesson 13's mappings :func:`run_mapping` runs
 MAPPINGS = ("all-to-all", "proportional", "memory-aware")
 
+
 class LocalDask:
     """A ``distributed.LocalCluster`` of ``workers`` one-thread workers, threads of this process,
     and its client; a context manager (``with LocalDask(2) as c: run(..., cluster=c)``).
