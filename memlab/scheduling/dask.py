@@ -16,7 +16,9 @@ a dependent it has just made ready is sent to the freed thread at once, before a
 post-order is followed as given; Liu's optimal order, which may leave a ready parent waiting, is
 not, and its measured peak is that of the order Dask followed (``ml.trees.peak`` of it). memlab
 also holds the worker's thread until the whole graph is queued, or Dask would start with
-whichever first task it happened to see.
+whichever first task it happened to see. Handing out one task at a time costs a scheduler round
+trip per task (Dask batches its messages every few milliseconds): about 6 ms a task here, a minute
+for a tree of 10,000 nodes (``bench/dask_orders.py``).
 
 Memory limits: memlab sets Dask's spill ``target`` to the whole ``memory_limit``, so a worker
 spills results to disk once the results it stores exceed the limit, and reports how many
