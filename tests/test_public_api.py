@@ -349,6 +349,13 @@ CALLS: dict[str, Call] = {
     "ml.models.gpt2": Call(lambda: ("small", 8)),
     "ml.models.gpt_7b": Call(lambda: (8,)),
     "ml.models.gpt.train": Call(lambda: (ml.models.transformer(1, 3, 4, 2, 1, 5), 1)),
+    "ml.models.activations.formula_terms": Call(lambda: (4, 1, 8, 2)),
+    "ml.models.activations.formula_total": Call(lambda: (4, 1, 8, 2)),
+    "ml.models.activations.saved_terms": Call(lambda: (ml.models.transformer(1, 3, 4, 2, 1, 5), 0)),
+    "ml.models.activations.policy_keep": Call(lambda: (ml.models.transformer(1, 3, 4, 2, 1, 5),
+                                                       "full")),
+    "ml.models.activations.recompute_policies": Call(
+        lambda: (ml.models.transformer(1, 3, 4, 2, 1, 5, 0.1),)),
     "ml.memory.plan_sharing": Call(lambda: (_graph(), None), {(0, "empty list"): EMPTY_OUTPUTS,
                                                               (1, "None"): NONE_DEFAULT}),
     "ml.memory.sharing.conditions": Call(lambda: _conditions_args()),
