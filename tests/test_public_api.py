@@ -345,6 +345,8 @@ CALLS: dict[str, Call] = {
     "ml.bmatmul": Call(lambda: (_x((2, 2, 3)), _x((2, 3, 4)), False, False)),
     "ml.transpose": Call(lambda: (_x(), (1, 0))),
     "ml.causal_mask": Call(lambda: (_x(), -1e9), {(1, "negative"): "any number can fill"}),
+    "ml.tiled_attention": Call(lambda: (_x(), _x(), _x(), False, 2)),
+    "ml.graph.ops.flash.tile_traffic": Call(lambda: (8, 2, 4), {(2, "None"): "no block: plain"}),
     "ml.models.transformer": Call(lambda: (1, 3, 4, 2, 1, 5, 0.1)),
     "ml.models.gpt2": Call(lambda: ("small", 8)),
     "ml.models.gpt_7b": Call(lambda: (8,)),
