@@ -365,6 +365,12 @@ CALLS: dict[str, Call] = {
     "ml.memory.sharing.conditions": Call(lambda: _conditions_args()),
     "ml.memory.sharing.usage_table": Call(lambda: _usage_args(),
                                           {(1, "empty list"): "no gradients: forward values only"}),
+    "ml.memory.kvcache.request_stream": Call(lambda: (5, 0)),
+    "ml.memory.kvcache.serve": Call(lambda: (ml.memory.kvcache.request_stream(3, 0, (1, 4), (1, 4)),
+                                             ml.memory.kvcache.PagedAllocator(20, 2))),
+    "ml.memory.kvcache.ContiguousAllocator": Call(lambda: (100, 1, 10)),
+    "ml.memory.kvcache.PoolAllocator": Call(lambda: (100, 1)),
+    "ml.memory.kvcache.PagedAllocator": Call(lambda: (10, 4)),
     "ml.TaskGraph": Call(lambda: ()),
     **{f"ml.{e}": Call(lambda: ("message",), ERROR_OK)
        for e in ("MemlabError", "GraphError", "CycleError", "ShapeError", "FeedError", "PlanError",
