@@ -341,6 +341,10 @@ CALLS: dict[str, Call] = {
     "ml.checkpoint.parallel.data_parallel_memory": Call(lambda: (_model(), 2, 4, "plain")),
     "ml.checkpoint.parallel.bubble_fraction": Call(lambda: (2, 4)),
     "ml.models.seq2seq": Call(lambda: (3, 3, 4, 2, 5)),
+    "ml.checkpoint.MixedPrecisionAdam": Call(lambda: ([np.ones(3, np.float32)], 1e-3)),
+    "ml.checkpoint.ZeroAdam": Call(lambda: ([np.ones(4, np.float32)], 2, "zero-1")),
+    "ml.models.activations.parallel_model": Call(
+        lambda: (ml.models.transformer(1, 3, 4, 2, 1, 5, 0.1),)),
     "ml.layernorm": Call(lambda: (_x(), ml.placeholder("g", (3,)), ml.placeholder("b", (3,)), 1e-5)),
     "ml.gelu": _unary(),
     "ml.dropout": Call(lambda: (_x(), 0.5, 1, 2), {(0, "empty list"): EMPTY_ARRAY}),

@@ -12,7 +12,7 @@ kept and the FLOPs recomputed.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..checkpoint import recompute_graph, recomputed_nodes
 from ..checkpoint.rewrite import forward_nodes
@@ -148,3 +148,19 @@ def recompute_policies(model: Transformer, policies: Sequence[str] = ("none", "s
         table[policy] = {"bytes": sum(layers), "per_layer": layers[0], "peak": peak,
                          "recomputed_flops": extra, "overhead": extra / step_flops}
     return table
+
+
+def parallel_model(model: Transformer) -> Any:
+    """The transformer as a :class:`~memlab.checkpoint.parallel.Model` for the pipeline and ZeRO
+    estimates: per block its parameters (the embeddings and last layernorm added to block 0) and
+    its activation bytes per sample at the forward/backward boundary, from liveness."""
+    from ..checkpoint import parallel
+    model = _check(model, "parallel_model")
+    alive, _ = boundary_values(model.training_outputs())
+    params = [sum(p.size for n, p in model.params.items() if n.startswith(f"l{l}."))
+              for l in range(model.layers)]
+    params[0] += model.param_count() - sum(params)
+    acts = [sum(_layer_terms(model, l, alive).values()) / model.batch for l in range(model.layers)]
+    out = parallel.from_sizes(params, acts)
+    out.boundary = [x.nbytes / model.batch for x in model.layer_inputs]
+    return out
