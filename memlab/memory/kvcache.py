@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -241,14 +241,17 @@ class PagedAllocator:
         return used * self.block_size * self.token_bytes, 0
 
 
-def serve(stream: list[Request], allocator: Any, max_steps: int = 100_000) -> dict[str, Any]:
+def serve(stream: list[Request], allocator: Any, max_steps: int = 100_000,
+          on_step: Callable[[int, list[Request]], None] | None = None) -> dict[str, Any]:
     """Serve ``stream`` with ``allocator``: each step admits waiting requests first come first
     served (prompt tokens), then every running request decodes one token (preempting the latest
     admitted when memory runs out: its cache is freed and it starts again later). Returns
     ``steps``, ``tokens`` (output of finished requests), ``throughput`` (those per step),
     ``max_running``, ``preemptions``, ``redone`` (tokens generated again after a preemption),
     ``waste`` (1 - bytes of tokens stored / bytes held, summed over steps),
-    ``fragmentation`` (cached bytes / held) and per-step ``held``, ``used`` and ``running``."""
+    ``fragmentation`` (cached bytes / held) and per-step ``held``, ``used`` and ``running``.
+    ``on_step(step, running requests)`` is called after each step's decoding, before the finished
+    requests leave (a stepper's snapshot of the allocator)."""
     if not isinstance(stream, list) or not stream or \
             not all(isinstance(r, Request) for r in stream):
         raise BudgetError("serve: stream must be a non-empty list of Requests (request_stream)")
@@ -294,6 +297,8 @@ def serve(stream: list[Request], allocator: Any, max_steps: int = 100_000) -> di
         trace["cached"].append(cached)
         trace["used"].append(sum(r.prompt + g for r, g in running) * tb)
         trace["running"].append(len(running))
+        if on_step is not None:
+            on_step(step, [r for r, _ in running])
         for entry in [e for e in running if e[1] == e[0].output]:
             running.remove(entry)
             allocator.release(entry[0].id)
