@@ -335,6 +335,8 @@ CALLS: dict[str, Call] = {
     "ml.checkpoint.optimal_rematerialization": Call(
         lambda: ([_loss()], 1000.0, None, None, 10.0),
         {(2, "None"): NONE_DEFAULT, (3, "None"): NONE_DEFAULT}),
+    "ml.checkpoint.optimum_curve": Call(lambda: ([_loss()], [1000.0], None, 10.0),
+                                        {(2, "None"): NONE_DEFAULT}),
     "ml.checkpoint.rounded_rematerialization": Call(
         lambda: ([_loss()], 1000.0), {}),
     "ml.checkpoint.parallel.pipeline_memory": Call(lambda: (_model(), 2, 2, 4, False)),

@@ -21,7 +21,7 @@ from .levels import LevelSchedule, multilevel_optimal, time_against_memory
 from .realchain import ChainModel, mlp_chain, run_schedule
 from .rewrite import recompute_graph, recomputed_nodes, forward_nodes as forward_nodes_of
 from .segments import every_k, sqrt_checkpoints, memonger, recursive_checkpoints
-from .remat_milp import RematResult, optimal_rematerialization
+from .remat_milp import RematResult, optimal_rematerialization, optimum_curve
 from . import parallel, zero
 from .zero import MixedPrecisionAdam, ZeroAdam
 from .remat_lp import rounded_rematerialization
@@ -32,5 +32,5 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
            "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
            "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
-           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization",
+           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization", "optimum_curve",
            "rounded_rematerialization", "parallel", "zero", "MixedPrecisionAdam", "ZeroAdam"]

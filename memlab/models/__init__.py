@@ -16,7 +16,8 @@ from .shape_only import ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, ls
 from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN_RESNET_1000, CHEN_LSTM,
                       compare_strategies, slide29_table, resnet_curve, lstm_curve, overhead,
                       layer_sizes, CHECKPOINTS, CHEN_FIGURES, training_steps, feature_map_bytes,
-                      checkpoint_table)
+                      checkpoint_table, runtime_memory, runnable_step, overhead_curve,
+                      SLIDE35_TOTAL, SLIDE36_TOTAL, SLIDE37)
 
 __all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
            "gpt", "activations", "Transformer", "transformer", "gpt2", "gpt_7b",
@@ -26,4 +27,5 @@ __all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Se
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table",
            "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "CHEN_LSTM", "overhead",
            "layer_sizes", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table",
-           "runtime_memory"]
+           "runtime_memory", "runnable_step", "overhead_curve", "SLIDE35_TOTAL", "SLIDE36_TOTAL",
+           "SLIDE37"]
