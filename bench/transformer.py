@@ -70,7 +70,7 @@ def attention() -> None:
             loss = ml.sum(y)
             alive, _ = act.boundary_values([loss, *ml.gradients(loss, xs)])
             held.append(sum(n.nbytes for n in alive if n is not loss))
-        p, f = (sum(tile_traffic(s, 64, b).values()) for b in (None, 128))
+        p, f = (sum(tile_traffic(s, 64, b, causal=True).values()) for b in (None, 128))
         row(f"{s:>7}{held[0] / MB:>11.1f}{held[1] / MB:>11.2f}{held[0] / held[1]:>8.0f}"
             f"{p / 1e6:>15.1f}{f / 1e6:>15.1f}")
 

@@ -85,6 +85,20 @@ def test_slow_memory_traffic(s, d, block):
         assert sum(tiled.values()) < sum(plain.values())
 
 
+@pytest.mark.parametrize("s, d, block, causal", [(7, 3, 2, False), (13, 4, 5, True),
+                                                 (16, 2, 4, True), (5, 1, 8, False)])
+def test_traffic_counted_while_running_equals_tile_traffic(s, d, block, causal):
+    """The loads the numpy forward makes, counted as it runs, against the closed count."""
+    from memlab.graph.ops.flash import forward
+    rng = np.random.default_rng(s)
+    q, k, v = (rng.standard_normal((1, s, d)) for _ in range(3))
+    io = {}
+    forward(q, k, v, 1.0, causal, block, io=io)
+    assert io == tile_traffic(s, d, block, causal)
+    if causal and s > block:
+        assert io["read"] < tile_traffic(s, d, block)["read"]      # future tiles never loaded
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda q: ml.tiled_attention(q, q, q, block=0), "block"),
     (lambda q: ml.tiled_attention(q, q, ml.placeholder("v", (2, 5, 3))), "tiled_attention needs"),

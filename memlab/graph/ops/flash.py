@@ -42,9 +42,14 @@ def _skip(rows: slice, cols: slice, is_causal: bool, sq: int, sk: int) -> bool:
 
 
 def forward(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, is_causal: bool,
-            block: int) -> tuple[np.ndarray, np.ndarray]:
-    """Output and log-sum-exp per query, by tiles with an online softmax."""
+            block: int, io: dict[str, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Output and log-sum-exp per query, by tiles with an online softmax. ``io``, when given,
+    counts the elements of one head read from and written to slow memory as tiles are loaded."""
     sq, sk = q.shape[-2], k.shape[-2]
+    d, dv = q.shape[-1], v.shape[-1]
+    if io is not None:
+        io.setdefault("read", 0)
+        io.setdefault("write", 0)
     out = np.zeros(q.shape[:-1] + v.shape[-1:], np.result_type(q, v))
     lse = np.full(q.shape[:-1], -np.inf, out.dtype)
     for rows in _blocks(sq, block):
@@ -55,6 +60,8 @@ def forward(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, is_causal
             if _skip(rows, cols, is_causal, sq, sk):
                 continue
             s = _scores(q, k, rows, cols, scale, is_causal, sq, sk)
+            if io is not None:
+                io["read"] += (cols.stop - cols.start) * (d + dv)         # a K and a V tile
             m_new = np.maximum(m, s.max(axis=-1))
             base = np.where(np.isfinite(m_new), m_new, 0.0)          # rows masked so far
             p = np.exp(s - base[..., None])
@@ -64,6 +71,9 @@ def forward(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, is_causal
             m = m_new
         out[..., rows, :] = acc / l[..., None]
         lse[..., rows] = m + np.log(l)
+        if io is not None:
+            io["read"] += (rows.stop - rows.start) * d                  # the Q tile, once
+            io["write"] += (rows.stop - rows.start) * dv                # the O tile, once
     return out, lse
 
 
@@ -153,12 +163,15 @@ def tiled_attention(q: Node, k: Node, v: Node, causal: bool = False, block: int 
                            block=block, scale=float(scale))
 
 
-def tile_traffic(s: int, d: int, block: int | None) -> dict[str, int]:
-    """Elements one head's forward reads from and writes to slow memory: plain attention
-    (``block=None``: write ``S``, read it, write ``P``, read it with ``V``) or tiled (each query
-    block loaded once, every key and value block once per query block, ``O`` written once)."""
+def tile_traffic(s: int, d: int, block: int | None, causal: bool = False) -> dict[str, int]:
+    """Elements one head's forward reads from and writes to slow memory (head size ``d`` for
+    queries, keys and values): plain attention (``block=None``: read Q and K, write ``S``, read
+    it, write ``P``, read it with ``V``, write ``O``) or tiled (each query block loaded once, the
+    key and value blocks it can see once per query block, ``O`` written once). Counted over the
+    blocks :func:`forward` visits (``forward(..., io=...)`` counts the same while it runs)."""
     s = check_int(s, "tile_traffic: s", 1, GraphError)
     d = check_int(d, "tile_traffic: d", 1, GraphError)
+    causal = check_bool(causal, "tile_traffic: causal", GraphError)
     if block is None:
         return {"read": 2 * s * d + s * s + s * s + s * d, "write": s * s + s * s + s * d}
     block = check_int(block, "tile_traffic: block", 1, GraphError)
@@ -166,5 +179,6 @@ def tile_traffic(s: int, d: int, block: int | None) -> dict[str, int]:
     for rows in _blocks(s, block):
         read += (rows.stop - rows.start) * d
         for cols in _blocks(s, block):
-            read += 2 * (cols.stop - cols.start) * d
+            if not _skip(rows, cols, causal, s, s):
+                read += 2 * (cols.stop - cols.start) * d
     return {"read": read, "write": s * d}
