@@ -35,7 +35,7 @@ def activations() -> None:
         row(f"{name:<8}{seq:>6}{layer / MB:>12.1f}{formula / MB:>13.1f}"
             f"{5 * a * seq / h / (34 + 5 * a * seq / h):>13.0%}{whole / MB:>17.1f}"
             f"{L * formula / MB:>13.1f}")
-    row("   whole model - L x formula: embeddings' dropout mask and sum, the last layernorm's "
+    row("   whole model - L x formula: the embeddings' dropout mask, the last layernorm's "
         "input and output, the logits (s x vocab)")
 
 
