@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import GraphError, ShapeError, check_bool, check_number
 from ..node import Node, as_node
 from .base import Op, same_memory_inputs
+from .tensor import product_gradients
 
 
 class BatchedMatMul(Op):
@@ -41,11 +42,7 @@ class BatchedMatMul(Op):
                   b.swapaxes(-1, -2) if node.attrs["trans_b"] else b, out=out)
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
-        a, b = node.inputs
-        ta, tb = node.attrs["trans_a"], node.attrs["trans_b"]
-        da = bmatmul(b, grad, trans_a=tb, trans_b=True) if ta else bmatmul(grad, b, trans_b=not tb)
-        db = bmatmul(grad, a, trans_a=True, trans_b=ta) if tb else bmatmul(a, grad, trans_a=not ta)
-        return [da, db]
+        return product_gradients(bmatmul, node, grad)
 
 
 BMATMUL = BatchedMatMul()
