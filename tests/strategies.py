@@ -137,3 +137,32 @@ def all_topological_orders(nodes, preds):
                 done.discard(t)
 
     yield from rec(set(), [])
+
+
+def op_matches_numpy(build, reference, arrays) -> None:
+    """An op (``build`` on float64 placeholders shaped like ``arrays``) computes what ``reference``
+    computes with numpy on the same arrays."""
+    import numpy as np
+    import memlab as ml
+
+    xs = [ml.placeholder(f"x{i}", a.shape, np.float64) for i, a in enumerate(arrays)]
+    (got,) = ml.Executor(build(*xs)).run(dict(zip(xs, arrays)))
+    np.testing.assert_allclose(got, reference(*arrays), rtol=1e-12, atol=1e-12)
+
+
+def op_gradient_matches_differences(build, arrays, seed: int, what: str = "") -> None:
+    """Every input's gradient of ``sum(build(...) * weights)`` (random weights, so the gradient
+    reaches every output element) against central differences, in float64."""
+    import numpy as np
+    import memlab as ml
+    from memlab.testing import central_difference
+
+    xs = [ml.placeholder(f"x{i}", a.shape, np.float64) for i, a in enumerate(arrays)]
+    y = build(*xs)
+    weights = np.random.default_rng(seed + 1).standard_normal(y.shape)
+    loss = ml.sum(y * ml.constant(weights))
+    grads = ml.Executor(ml.gradients(loss, xs)).run(dict(zip(xs, arrays)))
+    f = lambda arrs: float(ml.Executor(loss).run(dict(zip(xs, arrs)))[0])  # noqa: E731
+    for i, g in enumerate(grads):
+        np.testing.assert_allclose(g, central_difference(f, arrays, i), rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{what}: input {i}")

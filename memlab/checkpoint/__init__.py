@@ -9,7 +9,7 @@ gradients in its simulated slots (:mod:`.realchain`). Op graphs: the training gr
 recompute dropped values in the backward pass (:mod:`.rewrite`, p.31-32) and the choice of values to
 keep (:mod:`.segments`: every k, sqrt(N), memonger; p.31-34), and the exact optimum on small graphs
 (:mod:`.remat_milp`, Checkmate's integer program) and its relaxation rounded for large graphs
-(:mod:`.remat_lp`). Imports :mod:`memlab.errors`, and, to run
+(:mod:`.remat_lp`); mixed-precision Adam and its ZeRO shards (:mod:`.zero`). Imports :mod:`memlab.errors`, and, to run
 schedules on real gradients, the graph and execute layers.
 """
 from .chain import Action, Forward, Backward, Free, Schedule, Simulation, simulate
@@ -21,8 +21,9 @@ from .levels import LevelSchedule, multilevel_optimal, time_against_memory
 from .realchain import ChainModel, mlp_chain, run_schedule
 from .rewrite import recompute_graph, recomputed_nodes, forward_nodes as forward_nodes_of
 from .segments import every_k, sqrt_checkpoints, memonger, recursive_checkpoints
-from .remat_milp import RematResult, optimal_rematerialization
-from . import parallel
+from .remat_milp import RematResult, optimal_rematerialization, optimum_curve
+from . import parallel, zero
+from .zero import MixedPrecisionAdam, ZeroAdam
 from .remat_lp import rounded_rematerialization
 
 __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "simulate",
@@ -31,5 +32,5 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
            "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
            "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
-           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization",
-           "rounded_rematerialization", "parallel"]
+           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization", "optimum_curve",
+           "rounded_rematerialization", "parallel", "zero", "MixedPrecisionAdam", "ZeroAdam"]

@@ -9,13 +9,16 @@ two-phase rounding (Jain et al. 2020, section 5), for training graphs of thousan
    into stage ``t + 1`` and does not hold, and, walking back, every input of those that it does not
    hold. Values held but neither read in the stage nor carried on are dropped from ``S``, and each
    value is freed right after its last reader in the stage unless it is carried on.
-4. Keep the cheapest rounding whose peak fits the budget.
+4. Keep the cheapest rounding whose peak fits the budget, and improve it by local search (hold a
+   recomputed value instead, making room by dropping others); on a small graph, when the result is
+   above the relaxation's bound, round again thousands of times and search from those too.
 
 Rounding may overshoot the budget (the relaxation spreads a value over several fractional
-"half-held" states). As in the paper, the relaxation is then solved again for a smaller budget, and
-as a last resort the schedules that hold everything (no recomputation) and that hold only the
-outputs are tried; if none fits, :class:`~memlab.errors.BudgetError` names the least budget that
-this search reached and the floor below which no schedule exists.
+"half-held" states). As in the paper, the relaxation is then solved again for a smaller budget;
+then the schedules that hold everything (no recomputation) and that hold only the outputs are
+tried, and the threshold roundings that came closest are repaired (held values released at the
+first stage over the budget); if none fits, :class:`~memlab.errors.BudgetError` names the least
+budget that this search reached and the floor below which no schedule exists.
 """
 from __future__ import annotations
 
@@ -35,6 +38,10 @@ SHRINK = (0.9, 0.75, 0.5)
 #: stages x nodes of the relaxation: beyond it the stages compute blocks of new nodes (with one
 #: stage per node the relaxation takes 4 s at 123 nodes and 140 s at 243; 32 stages, 24 s at 1005)
 CELLS = 30_000  #: budgets for the relaxation, as fractions, when no rounding fits
+#: a second round of random roundings on small graphs: this many stage x node cells in all (each
+#: rounding is completed and replayed in time proportional to its cells), at most MORE_SAMPLES
+SAMPLE_CELLS = 2_000_000
+MORE_SAMPLES = 8192
 
 
 def solve_relaxation(p: Problem, time_limit: float = 600.0) -> tuple[np.ndarray, float]:
@@ -83,10 +90,15 @@ def complete(p: Problem, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def peak_bytes(p: Problem, R: np.ndarray, S: np.ndarray) -> float:
     """The most bytes held at once when stage ``T`` starts with ``S[T]``, computes ``R[T]`` in
     order, and frees each value after its last reader in the stage unless ``S[T + 1]`` holds it."""
+    return float(stage_peaks(p, R, S).max(initial=0.0))
+
+
+def stage_peaks(p: Problem, R: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """The most bytes held at once in each stage (:func:`peak_bytes`)."""
     n, m, ins, size = len(p.order), len(p.first), p.inputs, p.size
     is_out = np.zeros(n, bool)
     is_out[p.outputs] = True
-    peak = 0.0
+    peaks = np.zeros(m)
     for T in range(m):
         ops = np.flatnonzero(R[T])
         kept = is_out | (S[T + 1] if T + 1 < m else False)
@@ -97,13 +109,39 @@ def peak_bytes(p: Problem, R: np.ndarray, S: np.ndarray) -> float:
         mem = float(size[S[T]].sum())
         for j in ops:
             mem += size[j]
-            peak = max(peak, mem)
+            peaks[T] = max(peaks[T], mem)
             for i in ins[j]:
                 if last[i] == j and not kept[i]:
                     mem -= size[i]
             if j not in last and not kept[j]:
                 mem -= size[j]
-    return peak
+    return peaks
+
+
+def _repair(p: Problem, S: np.ndarray, budget: float, tries: int = 16) -> np.ndarray | None:
+    """A rounding that does not fit, made to fit when it can: at the first stage above ``budget``,
+    stop holding (from that stage to the end of its run) the held value whose release leaves the
+    lowest peak, among the ``tries`` largest; repeat while the stage's peak falls."""
+    is_out = np.zeros(len(p.order), bool)
+    is_out[p.outputs] = True
+    R, S = complete(p, S)
+    peaks = stage_peaks(p, R, S)
+    while peaks.max() > budget:
+        T = int(np.flatnonzero(peaks > budget)[0])
+        held = [i for i in np.flatnonzero(S[T]) if not is_out[i]]
+        best = None
+        for i in sorted(held, key=lambda i: -p.size[i])[:tries]:
+            S2 = S.copy()
+            end = T + int(np.argmin(np.append(S2[T:, i], False)))
+            S2[T:end, i] = False
+            R2, S2 = complete(p, S2)
+            p2 = stage_peaks(p, R2, S2)
+            if p2[T] < peaks[T] and (best is None or p2.max() < best[2].max()):
+                best = (R2, S2, p2)
+        if best is None:
+            return None
+        R, S, peaks = best
+    return S
 
 
 def _moves(R: np.ndarray, S: np.ndarray, S_star: np.ndarray, first: np.ndarray):
@@ -149,20 +187,24 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
                               thresholds: Sequence[float] = THRESHOLDS, samples: int = 32,
                               seed: int = 0, time_limit: float = 600.0,
                               improve: float = 10.0, starts: int = 4,
-                              stages: int | None = None) -> RematResult:
+                              stages: int | None = None, more: int | None = None
+                              ) -> RematResult:
     """A schedule of ``outputs`` within ``budget`` bytes by Checkmate's relaxation and two-phase
     rounding (Jain et al. 2020, section 5), for graphs too large for
     :func:`~memlab.checkpoint.remat_milp.optimal_rematerialization`.
 
-    Same model, ``order`` and result as the integer
-    program (default order: the memory-aware one of the planners), except that beyond ``CELLS`` stages x nodes (or with ``stages``) each stage computes
-    a block of new nodes, so that the relaxation stays small; ``result.bound`` is the relaxation's
-    value, a lower bound on the optimum in those stages, and ``result.optimal`` is true only when
-    the schedule's cost meets it. Tries each of ``thresholds``
-    and ``samples`` random roundings (seeded by ``seed``), then, from each of the ``starts`` cheapest
-    schedules found, for up to ``improve`` seconds in all: holds a recomputed value from its
-    previous computation instead, one value at a time (most held by the relaxation first), while
-    the schedule gets cheaper and fits.
+    Same model, ``order`` and result as the integer program (default order: the memory-aware one
+    of the planners), except that beyond ``CELLS`` stages x nodes (or with ``stages``) each stage
+    computes a block of new nodes, so that the relaxation stays small; ``result.bound`` is the
+    relaxation's value, a lower bound on the optimum in those stages, and ``result.optimal`` is
+    true only when the schedule's cost meets it. Tries each of ``thresholds`` and ``samples``
+    random roundings (seeded by ``seed``), then, from each of the ``starts`` cheapest
+    schedules found, for up to ``improve`` seconds: holds a recomputed value from its previous
+    computation instead, one value at a time (most held by the relaxation first), while the
+    schedule gets cheaper and fits. When the result is above the bound, ``more`` random roundings
+    (default: :data:`SAMPLE_CELLS` stage x node cells' worth, at most :data:`MORE_SAMPLES`:
+    thousands on a graph of tens of nodes, none on thousands) and the same search from the
+    cheapest of them; the result is never worse than without them.
 
     Raises :class:`~memlab.errors.BudgetError` when ``budget`` is below
     :func:`~memlab.checkpoint.remat_milp.minimum_budget`, or when no rounding nor fallback fits
@@ -170,8 +212,9 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
     """
     outputs, cost, order = checked_arguments("rounded_rematerialization", outputs, budget, cost,
                                              order)
-    if not (isinstance(samples, int) and samples >= 0):
-        raise PlanError(f"samples must be an integer >= 0, got {samples!r}")
+    for name, k in (("samples", samples), ("more", 0 if more is None else more)):
+        if not (isinstance(k, int) and k >= 0):
+            raise PlanError(f"{name} must be an integer >= 0, got {k!r}")
     if any(not 0 < th <= 1 for th in thresholds):
         raise PlanError(f"thresholds must lie in (0, 1], got {tuple(thresholds)!r}")
     t0 = time.perf_counter()
@@ -180,6 +223,8 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
         stages = max(8, CELLS // max(1, len(order)))
     p = build_problem(outputs, budget, cost, order, stages)
     n, m = len(p.order), len(p.first)
+    if more is None:
+        more = min(MORE_SAMPLES, SAMPLE_CELLS // (m * n))
     found: dict[bytes, tuple[float, np.ndarray, np.ndarray]] = {}  # feasible schedules by S
     least = float("inf")
 
@@ -193,6 +238,7 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
             return None
         return found.setdefault(S.tobytes(), (float((R * p.cost[None, :]).sum()), R, S))
 
+    stars: list[np.ndarray] = []  # the relaxations' held values, one per budget tried
     for f in (1.0, *SHRINK):  # phase one, on a smaller budget when no rounding fits
         q = p if f == 1.0 else build_problem(outputs, budget * f, cost, p.order, stages)
         x, value = solve_relaxation(q, time_limit)
@@ -200,27 +246,45 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
         if x is None:
             break
         S_star = q.matrices(x)[1]
+        stars.append(S_star)
         for S in _roundings(S_star, thresholds, samples, rng):
             consider(S)
         if found:
             break
     consider(np.ones((m, n), bool))   # hold everything read later
     consider(np.zeros((m, n), bool))  # hold only the outputs
+    if not found:                      # repair the threshold roundings that came closest
+        near = sorted((S for star in stars for S in _roundings(star, thresholds, 0, rng)),
+                      key=lambda S: peak_bytes(p, *complete(p, S)))
+        for S in near[:starts]:
+            fixed = _repair(p, S, budget)
+            if fixed is not None:
+                consider(fixed)
     if not found:
         raise BudgetError(f"no rounded schedule fits {budget:g} bytes: the least peak reached is "
                           f"{least:g} bytes (the minimum for one op at a time is "
                           f"{minimum_budget(outputs, order)} bytes)")
-    stop = time.perf_counter() + improve
-    for c, R, S in sorted(found.values(), key=lambda f: f[0])[:starts]:
-        while time.perf_counter() < stop:  # first improvement, while the budget allows
-            for S2 in _moves(R, S, S_star, p.first):
-                better = consider(S2)
-                if better is not None and better[0] < c:
-                    c, R, S = better
+
+    def descend(schedules: list[tuple[float, np.ndarray, np.ndarray]]) -> None:
+        """First-improvement local search from each of ``starts`` cheapest ``schedules``."""
+        stop = time.perf_counter() + improve
+        for c, R, S in sorted(schedules, key=lambda f: f[0])[:starts]:
+            while time.perf_counter() < stop:  # while the time allows
+                for S2 in _moves(R, S, S_star, p.first):
+                    better = consider(S2)
+                    if better is not None and better[0] < c:
+                        c, R, S = better
+                        break
+                    if time.perf_counter() > stop:
+                        break
+                else:
                     break
-                if time.perf_counter() > stop:
-                    break
-            else:
-                break
+
+    descend(list(found.values()))
+    if more and min(f[0] for f in found.values()) > bound + 1e-6:
+        seen = set(found)                 # a second round of roundings, and a search from them
+        for S in _roundings(S_star, (), more, rng):
+            consider(S)
+        descend([f for key, f in found.items() if key not in seen])
     c, R, S = min(found.values(), key=lambda f: f[0])
     return result(p, outputs, R, S, time.perf_counter() - t0, c <= bound + 1e-6, bound)

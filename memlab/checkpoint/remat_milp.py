@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import BudgetError, PlanError, check_callable, check_list, check_number
+from ..errors import BudgetError, PlanError, check_callable, check_list, check_number, \
+    check_numbers
 from ..graph import Node, as_list, topo_order
 from ..memory.order import memory_order
 from .rewrite import training_outputs
@@ -62,12 +63,16 @@ class RematResult:
         return iter((self.keep, self.cost))
 
 
-def fixed_order(outputs: Sequence[Node], order: Sequence[Node] | str | None) -> list[Node]:
+def fixed_order(outputs: Sequence[Node], order: Sequence[Node] | str | None,
+                who: str = "fixed_order") -> list[Node]:
     """The computed nodes of ``outputs`` in the order asked for: None for :func:`memory_order`'s
     default, one of its methods by name (``"dfs"``: depth-first), or an explicit order, checked to
     list each of them once, every node after its inputs."""
     if order is None or isinstance(order, str):
         return [n for n in memory_order(outputs, order or "best") if n.op.computes]
+    order = check_list(order, f"{who}: order", PlanError)
+    if not all(isinstance(n, Node) for n in order):
+        raise PlanError(f"{who}: order must be a list of Nodes")
     computed = [n for n in topo_order(outputs) if n.op.computes]
     order = [n for n in order if n.op.computes]
     if set(order) != set(computed) or len(order) != len(computed):
@@ -255,11 +260,7 @@ def checked_arguments(who: str, outputs: Sequence[Node], budget: float,
     check_number(budget, f"{who}: budget (bytes)", low=0, error=BudgetError)
     cost = (lambda v: 1.0) if cost is None else \
         check_callable(cost, f"{who}: cost (a function of a node)", PlanError)
-    if order is not None and not isinstance(order, str):
-        order = check_list(order, f"{who}: order", PlanError)
-        if not all(isinstance(n, Node) for n in order):
-            raise PlanError(f"{who}: order must be a list of Nodes")
-    order = fixed_order(outputs, order)
+    order = fixed_order(outputs, order, who)
     check_budget(outputs, budget, order)
     return outputs, cost, order
 
@@ -339,3 +340,27 @@ def minimum_budget(outputs: Sequence[Node], order: Sequence[Node] | str | None =
         held = {x for x in v.inputs if x in pos} | {o for o in outs if pos[o] < k} | {v}
         worst = max(worst, sum(x.nbytes for x in held))
     return worst
+
+
+def optimum_curve(outputs: Sequence[Node], budgets: Iterable[float],
+                  order: Sequence[Node] | str | None = None, time_limit: float = 60.0
+                  ) -> list[tuple[float, int]]:
+    """The optimum's trade-off curve (p.33's memory against recomputation, exactly): ``(budget,
+    fewest recomputations)`` by :func:`optimal_rematerialization`, for ``budgets`` from the
+    largest down, ending at the first one that no schedule in ``order`` fits (no smaller one can
+    fit either). Sorted by budget."""
+    outputs = training_outputs(outputs, "optimum_curve")
+    order = fixed_order(outputs, order, "optimum_curve")
+    budgets = check_numbers(budgets, "optimum_curve: budgets (bytes)", low=0, error=PlanError,
+                            nonempty=True)
+    low = minimum_budget(outputs, order)
+    curve = []
+    for b in sorted(budgets, reverse=True):
+        if b < low:
+            break
+        try:
+            result = optimal_rematerialization(outputs, b, order=order, time_limit=time_limit)
+        except BudgetError:
+            break
+        curve.append((b, result.recomputations))
+    return curve[::-1]

@@ -180,8 +180,9 @@ def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int]
     for g in roots:
         inside = originals[g]
         outside = {e for n in inside for e in readers_of.get(n, ()) if e not in inside}
-        # the reference's set, built in its (forward) order, so that it iterates in the same order
-        readers = set(sorted(outside, key=position.__getitem__))
+        # in forward order, as the reference: a set of nodes would iterate in the order of their
+        # addresses, so the control inputs (and the depth-first order) would change from run to run
+        readers = sorted(outside, key=position.__getitem__)
         deps_of[g] = [rebuilt.get(a, a) for a in (adjoint_of(e) for e in readers) if a is not None]
     order = _DynamicOrder([a for g in roots for a in deps_of[g]] + list(copies.values()))
     for g, rs in roots.items():

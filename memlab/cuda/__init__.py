@@ -11,6 +11,7 @@ simulator, a GPU thread per Python thread: tiny sizes only.
 * :mod:`.reduce` -- sum and mean over all or some axes, tree reductions in shared memory;
 * :mod:`.matmul` -- the tiled shared-memory matrix product, with transposes;
 * :mod:`.nn` -- softmax, one-hot, softmax cross-entropy forward and backward, pooling, convolution;
+* :mod:`.attention` -- attention's forward pass with a shared-memory tile and an online softmax;
 * :mod:`.ops` -- which kernel runs which graph op (what the device executor calls);
 * :mod:`.allocator` -- :class:`DeviceMemoryPool`, the caching pool of p.14-16 over device memory.
 
@@ -22,6 +23,7 @@ from .elementwise import UNARY, BINARY, fill, unary, binary, place, take
 from .reduce import reduce_axes, reduce_all, sum_to
 from .matmul import matmul, tile_schedule, default_tile, global_reads
 from .nn import softmax, onehot, softmax_xent, softmax_xent_backward, pool, conv, flip, conv_wgrad
+from .attention import attention_forward, default_attention_tile
 from .ops import check_node, launch, supported_ops
 from .allocator import DeviceMemoryPool
 
@@ -29,5 +31,6 @@ __all__ = ["DEVICE_ALIGN", "DeviceArena", "available", "simulator", "require", "
            "device_empty", "synchronize", "UNARY", "BINARY", "fill", "unary", "binary", "place",
            "take", "reduce_axes", "reduce_all", "sum_to", "matmul", "tile_schedule",
            "default_tile", "global_reads", "softmax", "onehot", "softmax_xent",
-           "softmax_xent_backward", "pool", "conv", "flip", "conv_wgrad", "check_node", "launch",
+           "softmax_xent_backward", "pool", "conv", "flip", "conv_wgrad", "attention_forward",
+           "default_attention_tile", "check_node", "launch",
            "supported_ops", "DeviceMemoryPool"]

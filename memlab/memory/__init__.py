@@ -7,7 +7,8 @@ free tags (:mod:`.planner`, p.17-22); byte offsets in one arena, tags chosen wit
 known, and the live-bytes lower bound (:mod:`.offsets`); longest-path colouring and the implicit
 dependencies sharing adds (:mod:`.longest_path`, :mod:`.coloring`, p.23-25); an independent
 verifier of any :class:`Plan` (:mod:`.checkplan`); OpenNMT's sharing techniques as planning
-rules (:mod:`.sharing`, seed 001). Imports :mod:`memlab.graph` and below.
+rules (:mod:`.sharing`, seed 001); the KV cache of LLM serving under three allocators, lesson 02's
+pool among them (:mod:`.kvcache`, lesson 15). Imports :mod:`memlab.graph` and below.
 """
 from .plan import Plan, TagPlan, ALIGN, align
 from .pool import MemoryPool
@@ -16,10 +17,10 @@ from .order import memory_order, order_peak, resolve_order
 from .planner import plan_memory, MemoryPlan, PlanStep, Box
 from .offsets import plan_offsets, plan_tags_by_size, live_bytes_lower_bound, OffsetPlan
 from .checkplan import check_plan
-from . import coloring, sharing
+from . import coloring, sharing, kvcache
 from .sharing import plan_sharing
 
 __all__ = ["Plan", "TagPlan", "ALIGN", "align", "MemoryPool", "reference_counts", "lifetimes", "prepare",
            "memory_order", "order_peak", "resolve_order",
            "plan_memory", "MemoryPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
-           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing"]
+           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing", "kvcache"]

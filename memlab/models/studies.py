@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 from ..checkpoint import every_k, forward_nodes_of as forward_nodes, memonger, recompute_graph, \
     recomputed_nodes, recursive_checkpoints, sqrt_checkpoints
-from ..errors import PlanError, check_choice
+from ..errors import PlanError, check_choice, check_int
 from ..execute import Executor
 from ..graph import PLACEHOLDER, Node, topo_order
 from ..memory import memory_order, plan_memory, plan_offsets, resolve_order
@@ -55,6 +55,15 @@ SLIDE29 = {"forward": {"alexnet": (0.35, 0.2, 0.15, 0.12), "googlenet": (2.2, 1.
 SLIDE35 = {100: (16.0, 9.5, 5.5), 1000: (150.0, 85.0, 45.0)}
 #: Slide p.36 (LSTM, GB, read off the log plot): steps -> (none, in-place, sharing).
 SLIDE36 = {40: (10.0, 2.2, 0.85), 1600: (300.0, 64.0, 24.0)}
+#: Slides p.35-36 (b), runtime total memory (GB, read off the log plots): layers or steps ->
+#: (sharing, sublinear); sharing stops where it no longer fits the 12 GB GPU.
+SLIDE35_TOTAL = {100: (6.0, 2.0), 200: (11.0, 2.6), 400: (None, 3.6), 1000: (None, 6.8)}
+SLIDE36_TOTAL = {40: (1.4, 0.78), 100: (2.1, 0.9), 200: (3.4, 1.15), 400: (6.2, 1.4),
+                 800: (12.0, 1.95), 1600: (None, 3.0)}
+#: Slide p.37, time per batch (seconds, read off the log plots): layers or steps ->
+#: (sharing, sublinear), ResNet then LSTM.
+SLIDE37 = {"resnet": {100: (0.85, 1.2), 200: (1.6, 2.1), 1000: (None, 10.0)},
+           "lstm": {40: (0.37, 0.5), 100: (0.73, 0.95), 400: (2.9, 4.0), 800: (5.6, 8.0)}}
 STRATEGIES = {"naive": (False, False), "inplace": (True, False), "co-share": (False, True),
               "both": (True, True)}
 
@@ -169,6 +178,33 @@ def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int =
     row["counted extra"] = row["recomputed"] / row["forward ops"]
     row["measured extra"] = row["sublinear ms"] / row["baseline ms"] - 1
     return row
+
+
+def runnable_step(kind: str, size: int, seed: int = 0) -> tuple[list[Node], dict]:
+    """A full training step that runs with numpy, for p.37's overhead: ``"resnet"``: the 1-D
+    ResNet of ``size`` blocks (:func:`~memlab.models.conv_resnet`); ``"lstm"``: an LSTM
+    encoder-decoder unrolled ``size`` steps each way (:func:`~memlab.models.seq2seq`, hidden 32,
+    batch 16). Returns (loss and every parameter gradient, a seeded feed)."""
+    kind = check_choice(kind, "runnable_step: kind", ("resnet", "lstm"), PlanError)
+    size = check_int(size, "runnable_step: size", low=1, error=PlanError)
+    if kind == "resnet":
+        m = conv_resnet(blocks=size)
+        return training_outputs(m), m["make_feed"](seed)
+    s2s = seq2seq(size, size, hidden=32, batch=16)
+    return [s2s.loss, *s2s.grads()], s2s.feed(seed)
+
+
+def overhead_curve(kind: str, sizes: Sequence[int], strategy: str = "sqrt(N)", repeat: int = 3
+                   ) -> list[dict[str, Any]]:
+    """Slide p.37 on graphs that run: for each size of :func:`runnable_step`, :func:`overhead` of
+    the :data:`CHECKPOINTS` ``strategy`` (memory before and after, counted and measured extra
+    work), with ``"x"`` the size."""
+    check_choice(strategy, "overhead_curve: strategy", CHECKPOINTS, PlanError)
+    rows = []
+    for size in sizes:
+        outs, feed = runnable_step(kind, size)
+        rows.append({"x": size, **overhead(outs, feed, CHECKPOINTS[strategy](outs), repeat)})
+    return rows
 
 
 #: The strategies of :func:`checkpoint_table` (p.31-34): training outputs -> kept set(s).

@@ -8,13 +8,14 @@ from typing import Sequence
 
 import graphviz
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..checkpoint import forward_nodes_of
 from ..checkpoint.rewrite import RECOMPUTE
 from ..graph import Node, topo_order
 from ..memory.liveness import lifetimes
-from ..memory.order import memory_order
+from ..memory.order import memory_order, plan_liveness
 from .graphs import digraph, node_text
 from .palette import LEAF, color
 from .plots import finish
@@ -67,10 +68,38 @@ def execution_frames(outputs: Sequence[Node], title: str) -> list[Frame]:
 
 
 def memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlabel: str,
-                  title: str) -> Figure:
+                  title: str, total_slide: dict | None = None) -> Figure:
     """Slides p.35-36: GB against depth for none / in-place / sharing / sublinear, slide values as
-    crosses, on log axes like the slides."""
-    fig, ax = plt.subplots(figsize=(6.0, 3.2))
+    crosses, on log axes like the slides: panel (a), feature maps. With ``total_slide`` (and rows
+    of a full training step, :func:`~memlab.models.resnet_curve` with ``wrt="params"``), panel (b)
+    beside it: the runtime total, sharing and sublinear, with the feature maps dotted."""
+    if total_slide is None:
+        fig, ax = plt.subplots(figsize=(6.0, 3.2))
+        _feature_maps(ax, rows, slide, sublinear_slide, xlabel)
+        return finish(fig, ax, title, legend=True)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.0, 3.4))
+    _feature_maps(ax, rows, slide, sublinear_slide, xlabel)
+    ax.set_title("(a) feature maps", fontsize=10)
+    ax.legend(fontsize=7)
+    xs = [r["x"] for r in rows]
+    for k, key in ((2, "sharing"), (3, "sublinear")):
+        bx.plot(xs, [r[f"{key} total"] for r in rows], "o-", color=color(k), label=f"{key} (total)")
+        bx.plot(xs, [r[key] for r in rows], ":", color=color(k), label=f"{key} (feature maps)")
+        pts = [(x, v[k - 2]) for x, v in sorted(total_slide.items()) if v[k - 2] is not None]
+        bx.plot([p for p, _ in pts], [q for _, q in pts], "x", color=color(k), ms=8)
+    bx.set_xscale("log")
+    bx.set_yscale("log")
+    bx.set_xlabel(xlabel)
+    bx.set_ylabel("GB")
+    bx.set_title("(b) runtime total (crosses: the slide)", fontsize=10)
+    bx.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _feature_maps(ax: Axes, rows: Sequence[dict], slide: dict, sublinear_slide: dict,
+                  xlabel: str) -> None:
     xs = [r["x"] for r in rows]
     for k, key in enumerate(("none", "inplace", "sharing", "sublinear")):
         if key in rows[0]:
@@ -85,4 +114,60 @@ def memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlab
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("GB")
+
+
+def overhead_curves(panels: dict[str, tuple[Sequence[dict], str]], slide: dict) -> Figure:
+    """Slide p.37 on graphs that run: per panel (title -> (rows of
+    :func:`~memlab.models.overhead_curve`, x label)), the time of a training step with
+    recomputation relative to store all, counted (1 + recomputed / forward ops) and measured
+    (arena executor); dashed, the slide's own ratio (sublinear / sharing time), averaged."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.0), squeeze=False)
+    for ax, (name, (rows, xlabel)) in zip(axes[0], panels.items()):
+        xs = [r["x"] for r in rows]
+        ax.plot(xs, [1 + r["counted extra"] for r in rows], "o-", color=color(0),
+                label="counted: 1 + recomputed / forward ops")
+        ax.plot(xs, [1 + r["measured extra"] for r in rows], "s-", color=color(3),
+                label="measured: time / store all's time")
+        ratios = [b / a for a, b in slide.get(name.lower(), {}).values() if a is not None]
+        if ratios:
+            ax.axhline(sum(ratios) / len(ratios), ls="--", color="#555555",
+                       label="slide p.37 (sublinear / sharing)")
+        ax.axhline(1.0, color="#bbbbbb", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("time relative to store all")
+        ax.set_title(name, fontsize=10)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def order_curves(step: Sequence[Node], rewritten: Sequence[Node], method: str) -> Figure:
+    """Live bytes along the run of a training step (store all) and of its checkpointed rewrite,
+    both in the order ``method`` of :func:`~memlab.memory.memory_order` gives (seed 002, part 1:
+    the order sets the peak); the title gives both peaks and their ratio."""
+    fig, ax = plt.subplots(figsize=(6.4, 2.8))
+    peaks = []
+    for k, (name, outs) in enumerate((("store all", step), ("sqrt(N) checkpoints", rewritten))):
+        live = plan_liveness(outs, method).live_bytes() / 1e6
+        peaks.append(live.max())
+        ax.plot(range(len(live)), live, color=color(2 * k), label=f"{name}: peak {live.max():.2f} MB")
+    ax.set_xlabel(f"step of the {method!r} order")
+    ax.set_ylabel("MB alive")
+    return finish(fig, ax, f"order {method!r}: checkpointing keeps {peaks[1] / peaks[0]:.2f}x "
+                  "the peak of store all", legend=True)
+
+
+def optimum_plot(curve: Sequence[tuple[float, int]], points: dict[str, tuple[float, int]],
+                 title: str) -> Figure:
+    """The optimum's curve (:func:`~memlab.checkpoint.optimum_curve`: fewest recomputations
+    against the budget) as a step line, with each heuristic's (peak, recomputations) as a dot:
+    a dot above the line recomputes more than it needs to for its peak."""
+    fig, ax = plt.subplots(figsize=(5.8, 2.8))
+    ax.step([b for b, _ in curve], [r for _, r in curve], where="post", color="#333333", lw=2,
+            label="optimum (MILP)")
+    for k, (label, (peak, count)) in enumerate(points.items()):
+        ax.plot([peak], [count], "o", color=color(k), ms=7, label=label)
+    ax.set_xlabel("peak live bytes")
+    ax.set_ylabel("recomputations")
     return finish(fig, ax, title, legend=True)

@@ -1,5 +1,7 @@
 """Issue 23, item 4: ``recompute_graph`` as it was before its cycle check was made near-linear,
-kept verbatim (only the imports differ) as the reference the fast rewrite must equal exactly."""
+kept verbatim (only the imports differ, and the readers of a group are a list in forward order, not
+a set: a set of nodes iterates in the order of their addresses, which made the control inputs vary
+from run to run) as the reference the fast rewrite must equal exactly."""
 from __future__ import annotations
 
 from typing import Iterable, Sequence
@@ -107,7 +109,7 @@ def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int]
         originals.setdefault(group[n, k], set()).add(n)
     for g, rs in roots.items():
         inside = originals[g]
-        readers = {e for e in forward if e not in inside and any(x in inside for x in e.inputs)}
+        readers = [e for e in forward if e not in inside and any(x in inside for x in e.inputs)]
         deps = [rebuilt.get(a, a) for a in (adjoint_of(e) for e in readers) if a is not None]
         mine = set(members[g])
         safe = [a for a in deps if not (set(topo_order(a)) & mine)]

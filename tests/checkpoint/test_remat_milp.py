@@ -108,3 +108,18 @@ def test_bad_input():
     big = mlp(depth=20, batch=2, n_in=3, hidden=3, n_out=2)["outputs"]  # 142 nodes
     with pytest.raises(ml.PlanError, match="above the limit"):
         optimal_rematerialization(big, 10**9)
+
+
+def test_the_optimum_curve_equals_exhaustive_search():
+    """The curve, budget by budget, against the exhaustive search; it ends where the search
+    finds no schedule, and fewer bytes never cost fewer recomputations."""
+    outs = next(g for name, g in _graphs() if name == "mlp1")
+    order = ml.memory_order(outs)
+    computed = len([n for n in order if n.op.computes])
+    low = minimum_budget(outs)
+    budgets = [low + 8 * k for k in range(8)]
+    curve = ck.optimum_curve(outs, budgets)
+    feasible = [b for b in budgets if search(outs, b, order) < float("inf")]
+    assert [b for b, _ in curve] == feasible
+    assert [r for _, r in curve] == [search(outs, b, order) - computed for b in feasible]
+    assert len(curve) > 1 and all(a[1] >= b[1] for a, b in zip(curve, curve[1:]))

@@ -133,3 +133,30 @@ def test_recursion_trades_more_compute_for_less_memory():
     assert rows[0][1] < rows[1][1] < rows[2][1]
     with pytest.raises(ml.PlanError, match="levels"):
         ck.recursive_checkpoints(outs, 0)
+
+
+def _structure(outputs):
+    """The graph as positions: each node's op and the positions of its inputs, in depth-first
+    order (names and ids left out: they depend on what was built before)."""
+    nodes = ml.topo_order(outputs)
+    pos = {n: i for i, n in enumerate(nodes)}
+    return [(n.op.name, tuple(pos[x] for x in n.inputs)) for n in nodes]
+
+
+def test_the_rewrite_does_not_depend_on_what_was_built_before():
+    """A set of nodes iterates in the order of their addresses: the rewrite (its control inputs,
+    hence the planned bytes) once changed with the graphs built before it. Here the same step is
+    built after different amounts of other work, and rewritten with the same kept set."""
+    from memlab.models import seq2seq
+
+    seen = []
+    junk = []
+    for extra in (0, 1, 3, 7, 12):
+        junk += [mlp(depth=4, batch=8, n_in=8, hidden=8, n_out=4) for _ in range(extra)]
+        s2s = seq2seq(4, 4, hidden=8, batch=4)
+        outs = [s2s.loss, *s2s.grads()]
+        cands = ck.forward_nodes_of(outs)
+        keep = set(cands[::4])
+        new = ck.recompute_graph(outs, keep)
+        seen.append((_structure(new), ml.plan_offsets(new).total_bytes))
+    assert all(s == seen[0] for s in seen[1:])

@@ -125,3 +125,41 @@ def test_bad_names_raise_memlab_errors():
     from memlab.models.studies import training_steps
     with pytest.raises(ml.MemlabError, match="'small'"):
         training_steps("tiny")
+
+
+def test_runnable_steps_and_the_overhead_curve():
+    """p.37 on graphs that run: each size's step is a full training step (a gradient for every
+    parameter, computed); the curve's counted overhead is the recomputed copies (counted here
+    from the rewrite's node count) over the forward ops, and checkpointing saves bytes."""
+    from memlab.models import overhead_curve, runnable_step
+    outs, feed = runnable_step("lstm", 2)
+    values = ml.Executor(outs).run(feed)
+    assert len(values) == len(outs) and np.isfinite(float(values[0]))
+    rows = overhead_curve("resnet", (2, 4), repeat=1)
+    assert [r["x"] for r in rows] == [2, 4]
+    for size, r in zip((2, 4), rows):
+        step, _ = runnable_step("resnet", size)
+        new = ck.recompute_graph(step, ck.sqrt_checkpoints(step))
+        assert r["counted extra"] == pytest.approx(_extra_forward(step, new))
+        assert r["sublinear MB"] < r["baseline MB"]
+    with pytest.raises(ml.MemlabError, match="kind"):
+        runnable_step("gru", 2)
+    with pytest.raises(ml.MemlabError, match="size"):
+        runnable_step("lstm", 0)
+    with pytest.raises(ml.MemlabError, match="strategy"):
+        overhead_curve("lstm", (2,), strategy="sqrt")
+
+
+def test_runtime_total_is_feature_maps_plus_weights_gradients_and_inputs():
+    """p.35-36 (b): the total adds the weights, their gradients and the inputs, each counted
+    here from the model's own placeholders, to panel (a)'s feature maps."""
+    net = resnet(20, 2, image=32)
+    (row,) = ml.models.resnet_curve((20,), batch=2, sublinear="sqrt", wrt="params")
+    outs = training_outputs(net)
+    weights = sum(p.nbytes for p in net["params"]) / 1e9
+    assert row["weights"] == pytest.approx(weights) and row["gradients"] == pytest.approx(weights)
+    assert row["gradients"] == pytest.approx(sum(o.nbytes for o in outs[1:]) / 1e9)
+    for name in ("sharing", "sublinear"):
+        assert row[f"{name} total"] == pytest.approx(
+            row[name] + row["weights"] + row["gradients"] + row["inputs"])
+    assert row["sublinear"] < row["sharing"]

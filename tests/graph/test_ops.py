@@ -7,6 +7,7 @@ from hypothesis import given, strategies as st
 
 import memlab as ml
 from memlab.testing import central_difference
+from strategies import op_gradient_matches_differences, op_matches_numpy
 
 F64 = np.float64
 
@@ -95,24 +96,13 @@ def _build(case, arrays):
 @pytest.mark.parametrize("case", sorted(CASES))
 @given(seed=st.integers(0, 2**31 - 1))
 def test_forward_matches_numpy(case, seed):
-    arrays = _inputs(case, seed)
-    xs, y = _build(case, arrays)
-    (got,) = _run(y, dict(zip(xs, arrays)))
-    np.testing.assert_allclose(got, CASES[case][2](*arrays), rtol=1e-12, atol=1e-12)
+    op_matches_numpy(CASES[case][1], CASES[case][2], _inputs(case, seed))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @given(seed=st.integers(0, 2**31 - 1))
 def test_gradient_matches_central_differences(case, seed):
-    arrays = _inputs(case, seed)
-    xs, y = _build(case, arrays)
-    weights = np.random.default_rng(seed + 1).standard_normal(y.shape)
-    loss = ml.sum(y * ml.constant(weights))  # a scalar whose gradient reaches every output element
-    grads = _run(ml.gradients(loss, xs), dict(zip(xs, arrays)))
-    f = lambda arrs: float(_run(loss, dict(zip(xs, arrs)))[0])  # noqa: E731
-    for i, g in enumerate(grads):
-        np.testing.assert_allclose(g, central_difference(f, arrays, i), rtol=1e-5, atol=1e-6,
-                                   err_msg=f"{case}: input {i}")
+    op_gradient_matches_differences(CASES[case][1], _inputs(case, seed), seed, case)
 
 
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 5), c=st.integers(2, 4))

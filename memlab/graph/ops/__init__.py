@@ -8,12 +8,17 @@ from .tensor import matmul, sum, mean, reshape, concat, slice_axis, pad_axis
 from .nn import softmax, onehot, softmax_cross_entropy, pool, conv, flip, conv_wgrad
 from .embedding import embedding, embedding_grad
 from .accumulate import accumulate
+from .layers import layernorm, gelu, dropout
+from .attention import bmatmul, transpose, causal_mask
+from .flash import tiled_attention
 
 __all__ = ["Op", "full", "ones_like", "PLACEHOLDER", "CONSTANT",
            "add", "sub", "mul", "div", "copy", "neg", "exp", "log", "sigmoid", "tanh", "relu", "relu_grad",
            "broadcast_to", "sum_to", "matmul", "sum", "mean", "reshape", "concat", "slice_axis",
            "pad_axis", "softmax", "onehot", "softmax_cross_entropy", "pool", "conv", "flip",
-           "conv_wgrad", "embedding", "embedding_grad", "accumulate"]
+           "conv_wgrad", "embedding", "embedding_grad", "accumulate",
+           "layernorm", "gelu", "dropout", "bmatmul", "transpose", "causal_mask",
+           "tiled_attention"]
 
 
 def _bind_operators() -> None:

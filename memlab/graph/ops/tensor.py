@@ -6,7 +6,7 @@ output elements (lecture 7, p.19 "what operation cannot be done inplace?").
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -45,11 +45,18 @@ class MatMul(Op):
         out += (a.T if node.attrs["trans_a"] else a) @ (b.T if node.attrs["trans_b"] else b)
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
-        a, b = node.inputs
-        ta, tb = node.attrs["trans_a"], node.attrs["trans_b"]
-        da = matmul(b, grad, trans_a=tb, trans_b=True) if ta else matmul(grad, b, trans_b=not tb)
-        db = matmul(grad, a, trans_a=True, trans_b=ta) if tb else matmul(a, grad, trans_a=not ta)
-        return [da, db]
+        return product_gradients(matmul, node, grad)
+
+
+def product_gradients(product: Callable[..., Node], node: Node, grad: Node) -> list[Node]:
+    """The gradients of ``C = op(A) op(B)`` (``op``: transposed or not, as ``node``'s attributes
+    say) as new products: ``dA = grad op(B)^T`` and ``dB = op(A)^T grad``, each arranged so that
+    it needs no explicit transpose. ``product`` is :func:`matmul` or a batched version."""
+    a, b = node.inputs
+    ta, tb = node.attrs["trans_a"], node.attrs["trans_b"]
+    da = product(b, grad, trans_a=tb, trans_b=True) if ta else product(grad, b, trans_b=not tb)
+    db = product(grad, a, trans_a=True, trans_b=ta) if tb else product(a, grad, trans_a=not ta)
+    return [da, db]
 
 
 MATMUL = MatMul()
