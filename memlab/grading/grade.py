@@ -16,7 +16,7 @@ from .isolate import Sandbox
 from .kernel import Kernel
 from .notebook import KEY, Solution, cell_meta, notebook_assignment, parse_solution, reads_notebook
 from .plan import plan
-from .results import Result, redact
+from .results import VISIBILITIES, Result, redact
 from .session import Session
 
 
@@ -112,7 +112,8 @@ def load(notebook, solution=None, assignment: str | None = None, official: bool 
 def grade(notebook, solution=None, *, assignment: str | None = None, timeout: float = 30.0,
           total_timeout: float = 600.0, json_path=None, max_restarts: int = 5, max_output: int = 20_000,
           startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None,
-          memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None) -> Result:
+          memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None,
+          hidden_visibility: str = "visible") -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
     *solution* is the solution notebook (or a directory of them, with *assignment*); it is required
@@ -122,12 +123,16 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     the error as output).  *isolate* (default: when root) runs the kernel as an unprivileged user in a
     private directory (:mod:`.isolate`).  *memory_limit* bounds the kernel's address space, in bytes
     (None: no limit).  *progress* receives one line per question as soon as its tests have run.
+    *hidden_visibility* is Gradescope's ``visibility`` for what hidden tests decide in results.json.
     The notebook file is read once and never written.  Raises :class:`GradingError` for bad input
     (not for anything the student's code does).  If results.json cannot be written at the end, the
     result says why in ``json_error``: the grade is returned, never lost.
     """
     t_start = time.monotonic()
     max_score, sol_path = 0.0, None
+    if hidden_visibility not in VISIBILITIES:
+        raise GradingError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
+                           f"not {hidden_visibility!r}")
     try:
         if memory_limit is not None and memory_limit < 256 << 20:
             raise GradingError(f"memory_limit must be at least 256 MB (or None), not {memory_limit!r} bytes")
@@ -161,7 +166,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     except GradingError as e:
         if json_path is not None:
             Result.failed(notebook, str(e), max_score, solution=sol_path,
-                          execution_time=time.monotonic() - t_start).write_json(json_path)
+                          execution_time=time.monotonic() - t_start).write_json(json_path, hidden_visibility)
         raise
     for q, idx in answers_of.items():
         if not idx and sol.questions[q].answers:
@@ -178,7 +183,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         notes=[redact(n, secrets) for n in box.notes + notes + session.notes])
     if json_path is not None:
         try:
-            result.write_json(json_path)
+            result.write_json(json_path, hidden_visibility)
         except OSError as e:
             result.json_error = f"{e.strerror or e}"
     return result

@@ -22,6 +22,8 @@ solution and results.json safe is :mod:`memlab.grading.isolate` (another user, a
 """
 import builtins as _b
 import importlib as _importlib
+import json as _json
+import secrets as _secrets
 import linecache as _linecache
 import sys as _sys
 import traceback as _tb
@@ -38,6 +40,40 @@ _BaseException, _KeyboardInterrupt, _AssertionError = _b.BaseException, _b.Keybo
     _b.AssertionError
 _callable, _getattr, _hasattr, _ModuleType = _b.callable, _b.getattr, _b.hasattr, _type(_sys)
 _print = _b.print
+_dumps, _token_hex, _float, _min, _max = _json.dumps, _secrets.token_hex, _b.float, _b.min, _b.max
+_FunctionType = _type(lambda: None)
+_EMPTY = object()                # an empty closure cell
+
+
+def _cells(f):
+    """The contents of a function's closure cells (``_EMPTY`` for a cell not yet filled)."""
+    out = []
+    for c in f.__closure__ or ():
+        try:
+            out.append(c.cell_contents)
+        except ValueError:
+            out.append(_EMPTY)
+    return out
+
+
+def _inside(f):
+    """What a function is made of besides its identity: code, defaults, closure cells, attributes."""
+    kw = f.__kwdefaults__
+    return (f.__code__, f.__defaults__, kw, None if kw is None else _dict(kw), _cells(f), _dict(f.__dict__))
+
+
+def _same_items(a, b):
+    return a is b or (a is not None and b is not None and _len(a) == _len(b)
+                      and all(k in b and b[k] is v for k, v in a.items()))
+
+
+def _functions_of(value):
+    """The plain functions a module attribute or class attribute holds (methods, properties too)."""
+    if _isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if _isinstance(value, property):
+        return [f for f in (value.fget, value.fset, value.fdel) if _isinstance(f, _FunctionType)]
+    return [value] if _isinstance(value, _FunctionType) else []
 
 
 class MemlabTampered(Exception):
@@ -46,6 +82,12 @@ class MemlabTampered(Exception):
 
 class MemlabTestFailed(Exception):
     """Raised by :meth:`_MemlabGuard.run_test` when the tests cell failed; the message is the feedback."""
+
+
+class MemlabChecks(Exception):
+    """Raised by :meth:`_MemlabGuard.run_test` for a tests cell made of ``memlab.testing.check``
+    blocks: the message is JSON, ``{"checks": [[name, points, passed, feedback, hidden], ...], "error": ...}``
+    (``error``: the feedback of an exception raised outside every check, or null)."""
 
 
 def _public(name):
@@ -57,14 +99,17 @@ class _MemlabGuard:
     modules = {}        # module name -> (module, its dict, {public name: value})
     classes = []        # (label, class, {name: value})
     instances = []      # (label, object, set of class function names, set of instance keys at start)
+    functions = {}      # id -> (label, function, _inside(function)): their insides are watched too
     meta_path = []
     seen_ids = set()
     staged = {}         # tests cell name -> (source, hidden line numbers), until it runs
+    recording = None    # while a tests cell runs: (its code's file name, visible lines, hidden, checks)
     shell = None
 
     @classmethod
-    def setup(cls, shell, rlimits=None):
-        """Lower the kernel's *rlimits*, import the watched modules and record the originals."""
+    def setup(cls, shell, rlimits=None, forbid=()):
+        """Lower the kernel's *rlimits*, import the watched modules and record the originals; then
+        refuse the library functions named in *forbid* while student cells run (see :meth:`arm`)."""
         import resource
         for name, value in (rlimits or {}).items():
             which = getattr(resource, name)
@@ -73,6 +118,8 @@ class _MemlabGuard:
             resource.setrlimit(which, (value, value))
         for name in _WATCHED:
             _importlib.import_module(name)
+        global _LIBRARY_DIRS
+        _LIBRARY_DIRS = _library_dirs()
         cls.shell = shell
         # exit() and quit() would stop the kernel a moment after the cell (ipykernel's ask_exit):
         # while grading they only say they were ignored, so the other answers are still graded.
@@ -91,6 +138,44 @@ class _MemlabGuard:
             cls.instances.append((label, obj, funcs, set(_vars(obj))))
         ExecutionResult = _importlib.import_module("IPython.core.interactiveshell").ExecutionResult
         cls._snap_class("IPython.core.interactiveshell.ExecutionResult", ExecutionResult, True)
+        cls.answer_forbid = tuple(forbid)
+        if forbid:
+            # Load every module of the forbidden functions' packages first, so that none imports a
+            # refusing stand-in while armed (it would keep it).
+            import pkgutil
+            for target in forbid:
+                parts = target.split(".")
+                try:
+                    package = _importlib.import_module(".".join(parts[:2]))
+                except ImportError:
+                    continue
+                if not _hasattr(package, "__path__"):
+                    continue
+                for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+                    _importlib.import_module(info.name)
+            cls._snap_new_modules()
+        cls.arm()
+
+    armed = None            # memlab.testing.forbid's context while student cells run
+    answer_forbid = ()
+
+    @classmethod
+    def arm(cls):
+        """From now until :meth:`disarm`, the library functions the exercise forbids refuse to run."""
+        if cls.answer_forbid and cls.armed is None:
+            ctx = _importlib.import_module("memlab.testing").forbid(*cls.answer_forbid)
+            ctx.__enter__()
+            cls.armed = ctx
+
+    @classmethod
+    def disarm(cls):
+        """Put the forbidden functions back (before a check, and while the tests run)."""
+        ctx, cls.armed = cls.armed, None
+        if ctx is not None:
+            try:
+                ctx.__exit__(None, None, None)
+            except _BaseException:  # noqa: BLE001  (restore() puts back whatever is left)
+                pass
 
     @classmethod
     def _snap_class(cls, label, k, callables_only=False):
@@ -99,6 +184,15 @@ class _MemlabGuard:
         cls.seen_ids.add(id(k))
         cls.classes.append((label, k, {n: v for n, v in _vars(k).items()
                                        if not callables_only or _callable(v)}, callables_only))
+        if not callables_only:
+            for n, v in _list(_vars(k).items()):
+                for f in _functions_of(v):
+                    cls._snap_function(label + "." + n, f)
+
+    @classmethod
+    def _snap_function(cls, label, f):
+        if id(f) not in cls.functions:
+            cls.functions[id(f)] = (label, f, _inside(f))
 
     @classmethod
     def _snap_new_modules(cls):
@@ -112,6 +206,9 @@ class _MemlabGuard:
             keep = {k: v for k, v in d.items() if (_public(k) or (name == "builtins" and k in _PRIVATE_BUILTINS))
                     and not (name == "builtins" and k in _KERNEL_OWNED)}
             cls.modules[name] = (mod, d, keep)
+            for k, v in keep.items():
+                for f in _functions_of(v):
+                    cls._snap_function(name + "." + k, f)
             if name.startswith("memlab"):
                 for v in keep.values():
                     if _isinstance(v, _type) and (v.__module__ or "").startswith("memlab"):
@@ -148,15 +245,21 @@ class _MemlabGuard:
             for n in [n for n in d if n in funcs and n not in start]:
                 del d[n]
                 changed.append(f"{label}'s {n}")
+        for label, f, (code, defaults, kw, kw_items, cells, attrs) in cls.functions.values():
+            changed.extend(_restore_function(label, f, code, defaults, kw, kw_items, cells, attrs))
         if _sys.meta_path != cls.meta_path or _len(_sys.meta_path) != _len(cls.meta_path):
             _sys.meta_path[:] = cls.meta_path
             changed.append("sys.meta_path")
         return changed
 
     @classmethod
-    def check(cls, when="this cell"):
-        """Restore; raise :class:`MemlabTampered` naming what *when* replaced (if anything)."""
+    def check(cls, when="this cell", rearm=False):
+        """Restore; raise :class:`MemlabTampered` naming what *when* replaced (if anything).
+        *rearm*: student cells come next (see :meth:`arm`)."""
+        cls.disarm()
         changed = cls.restore()
+        if rearm:
+            cls.arm()
         cls._snap_new_modules()
         if changed:
             shown = ", ".join(_sorted(set(changed))[:12]) + (" ..." if _len(set(changed)) > 12 else "")
@@ -191,28 +294,113 @@ class _MemlabGuard:
         """
         cls.check("an earlier cell")
         source, hidden = cls.staged.pop(name)
-        code = _compile(source, name, "exec")
+        # The code's file name tells the tests' frames from the answers' (a check counts only when
+        # the tests cell itself opens it); the random part keeps answers from compiling look-alikes.
+        fname = "%s %s>" % (name[:-1], _token_hex(8))
+        code = _compile(source, fname, "exec")
         visible = [line if i not in hidden else "" for i, line in enumerate(source.split("\n"), 1)]
         del source
         ns = _dict(cls.shell.user_ns) if cls.shell is not None else _dict(_vars(_sys.modules["__main__"]))
         ns["__builtins__"] = _b
         ns["__name__"] = "__main__"
-        message = None
+        message, checks = None, []
+        cls.recording = (fname, visible, hidden, checks)
         try:
             _exec(code, ns)
         except _BaseException as e:  # noqa: BLE001  (every failure is a verdict)
-            message = _feedback(e, name, visible, hidden)
+            message = _feedback(e, fname, visible, hidden)
         finally:
+            cls.recording = None
             ns.clear()
             cls.forget()
         cls.check("the answers, while the tests ran,")
+        if checks:
+            share = _max(300, 15000 // _len(checks))
+            raise MemlabChecks(_dumps({"checks": [[n, p, ok, m[:share], h] for n, p, ok, m, h in checks[:60]],
+                                       "error": message})) from None
         if message is not None:
             raise MemlabTestFailed(message) from None
+
+    @classmethod
+    def record(cls, name, points, error, frame):
+        """Record one ``memlab.testing.check`` block of the running tests cell (*error*: what it raised,
+        or None); True when recorded (the check is then scored, not raised).  A check opened anywhere
+        but in the tests cell's own code (an answer calling ``check`` itself) is not recorded."""
+        r = cls.recording
+        if r is None or frame is None or frame.f_code.co_filename != r[0]:
+            return False
+        fname, visible, hidden, checks = r
+        msg = "" if error is None else _feedback(error, fname, visible, hidden)
+        checks.append((_str(name)[:200], _min(_max(_float(points), 0.0), 1e6), error is None, msg,
+                       frame.f_lineno in hidden))
+        return True
+
+
+def _restore_function(label, f, code, defaults, kw, kw_items, cells, attrs):
+    """Put back a function's code, defaults, closure cells and attributes; what was changed."""
+    changed = []
+    if f.__code__ is not code:
+        f.__code__ = code
+        changed.append(label + ".__code__")
+    if f.__defaults__ is not defaults:
+        f.__defaults__ = defaults
+        changed.append(label + ".__defaults__")
+    if f.__kwdefaults__ is not kw or not _same_items(kw_items, kw):
+        if kw is not None:
+            kw.clear()
+            kw.update(kw_items)
+        f.__kwdefaults__ = kw
+        changed.append(label + ".__kwdefaults__")
+    for i, (cell, value) in enumerate(zip(f.__closure__ or (), cells)):
+        try:
+            now = cell.cell_contents
+        except ValueError:
+            now = _EMPTY
+        if now is not value:
+            if value is _EMPTY:
+                del cell.cell_contents
+            else:
+                cell.cell_contents = value
+            changed.append("%s's closure cell %d (%s)" % (label, i, f.__code__.co_freevars[i]))
+    d = f.__dict__
+    if not _same_items(attrs, d):
+        d.clear()
+        d.update(attrs)
+        changed.append(label + ".__dict__")
+    return changed
 
 
 def _ignore_exit():
     _print("memlab grader: exit() and quit() are ignored while grading; the kernel keeps running",
            file=_sys.stderr)
+
+
+def _library_dirs():
+    """Where library code lives: the interpreter's prefixes, site-packages, memlab's own package."""
+    import os
+    import site
+    import sysconfig
+    dirs = {_sys.prefix, _sys.base_prefix, _sys.exec_prefix}
+    dirs.update(sysconfig.get_paths().values())
+    try:
+        dirs.update(site.getsitepackages())
+    except AttributeError:   # pragma: no cover  (old virtualenvs)
+        pass
+    memlab = _sys.modules.get("memlab")
+    if memlab is not None and _getattr(memlab, "__file__", None):
+        dirs.add(os.path.dirname(os.path.abspath(memlab.__file__)))
+    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs if d)
+
+
+_LIBRARY_DIRS = ()
+
+
+def _students(filename):
+    """True for a frame of the student's own code: a notebook cell or a file of theirs, never the
+    grader, the tests, memlab, numpy or the standard library."""
+    if not filename or filename.startswith("<memlab") or filename.startswith("<frozen"):
+        return False
+    return not filename.startswith(_LIBRARY_DIRS)
 
 
 def _feedback(e, name, lines, hidden):
@@ -227,8 +415,15 @@ def _feedback(e, name, lines, hidden):
     what = what[:2000] + (" ... [clipped]" if _len(what) > 2000 else "")
     if _isinstance(e, _KeyboardInterrupt):
         what = "KeyboardInterrupt (the time limit passed)"
+    last = max((i for i, f in enumerate(frames) if f.filename == name), default=-1)
+    theirs = [f for f in frames[last + 1:] if _students(f.filename)]
+    trace = ""
+    if theirs:
+        trace = "\n  in your code:"
+        for f in theirs[-4:]:
+            trace += "\n    %s, line %s: %s" % (f.name, f.lineno, (f.line or "").strip()[:200])
     if where_hidden:
-        return "a hidden test failed: " + what
+        return "a hidden test failed: " + what + trace
 
     def src(f):
         return lines[f.lineno - 1].strip() if f.lineno and 0 < f.lineno <= _len(lines) else ""
@@ -237,10 +432,4 @@ def _feedback(e, name, lines, hidden):
         msg = "assertion failed: " + src(mine[-1])
     if mine:
         msg += "\n  at test line %d: %s" % (mine[-1].lineno, src(mine[-1]))
-    last = max((i for i, f in enumerate(frames) if f.filename == name), default=-1)
-    theirs = [f for f in frames[last + 1:] if f.filename != __file__]
-    if theirs:
-        msg += "\n  in your code:"
-        for f in theirs[-4:]:
-            msg += "\n    %s, line %s: %s" % (f.name, f.lineno, (f.line or "").strip()[:200])
-    return msg
+    return msg + trace

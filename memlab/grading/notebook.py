@@ -200,6 +200,7 @@ class Solution:
     questions: dict[str, Question]          # in notebook order
     tests: list[TestCell]                   # in notebook order
     answers: dict[str, AnswerCell]          # answer cell id -> cell
+    forbid: tuple[str, ...] = ()            # library functions refused while student cells run
 
     @property
     def max_score(self) -> float:
@@ -297,7 +298,13 @@ def parse_solution(nb, path: os.PathLike | str | None = None) -> Solution:
         qq.tests.append(t)
         if not qq.title and t.title:
             qq.title = t.title
-    return Solution(Path(path) if path is not None else None, nb, assignment, questions, tests, answers)
+    forbid = nb.metadata[KEY].get("forbid", [])
+    if not isinstance(forbid, list) or not all(isinstance(f, str) and re.fullmatch(r"[A-Za-z_][\w.]*", f)
+                                               for f in forbid):
+        raise GradingError(f"{where}: notebook metadata '{KEY}.forbid' must be a list of dotted names of "
+                           f"library functions, like [\"memlab.checkpoint.optimal\"], not {forbid!r}")
+    return Solution(Path(path) if path is not None else None, nb, assignment, questions, tests, answers,
+                    tuple(forbid))
 
 
 def load_solution(path: os.PathLike | str) -> Solution:
@@ -364,6 +371,8 @@ def make_exercise(sol: Solution) -> nbformat.NotebookNode:
         new["id"] = _cell_id(cell.get("id"), i, used)
         nb.cells.append(new)
     nb.metadata[KEY] = nbformat.from_dict({"assignment": sol.assignment})
+    if sol.forbid:
+        nb.metadata[KEY]["forbid"] = list(sol.forbid)
     nb.metadata[KEY]["generated_sha256"] = content_hash(nb)
     return nb
 

@@ -10,6 +10,8 @@ from pathlib import Path
 #: The most characters of text kept from one cell, and in a whole results.json.
 CELL_TEXT_LIMIT = 20_000
 TOTAL_TEXT_LIMIT = 300_000
+#: Gradescope's visibility of a test's result.
+VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
 
 
 def _num(x: float) -> float | int:
@@ -33,6 +35,17 @@ def redact(text: str, secrets: list[str]) -> str:
 
 
 @dataclass
+class CheckResult:
+    """One ``memlab.testing.check`` block of a tests cell (partial credit)."""
+    name: str
+    max_score: float
+    passed: bool
+    output: str = ""
+    score: float = 0.0
+    hidden: bool = False        # written in the cell's hidden tests
+
+
+@dataclass
 class TestResult:
     """One tests cell of the solution, run against the student's notebook."""
     id: str
@@ -43,6 +56,9 @@ class TestResult:
     status: str = "not run"     # passed, failed, error in hidden tests, timeout, kernel died, not run
     output: str = ""            # feedback for the student (hidden test code is never shown)
     seconds: float = 0.0
+    checks: list[CheckResult] = field(default_factory=list)   # its check blocks, if it has any
+    rest_max: float = 0.0       # the cell's points that no check holds
+    hidden: bool = False        # the cell has hidden tests
 
     @property
     def passed(self) -> bool:
@@ -105,8 +121,11 @@ class Result:
 
     def table(self) -> str:
         """A plain-text score table, one line per test cell, then the total."""
-        rows = [(t.question, t.title or t.id, f"{_num(t.score)}/{_num(t.max_score)}", t.status)
-                for t in self.tests]
+        rows = []
+        for t in self.tests:
+            rows.append((t.question, t.title or t.id, f"{_num(t.score)}/{_num(t.max_score)}", t.status))
+            rows += [("", f"  {c.name}", f"{_num(c.score)}/{_num(c.max_score)}",
+                      "passed" if c.passed else "failed") for c in t.checks]
         head = ("question", "test", "score", "status")
         w = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(3)]
         fmt = f"{{:<{w[0]}}}  {{:<{w[1]}}}  {{:>{w[2]}}}  {{}}"
@@ -128,15 +147,46 @@ class Result:
             parts.append("--- notes\n" + "\n".join(self.notes))
         return clip("\n\n".join(parts), TOTAL_TEXT_LIMIT)
 
-    def to_gradescope(self) -> dict:
-        """Gradescope's results.json as a dict; its text is at most about ``TOTAL_TEXT_LIMIT`` characters."""
+    def gradescope_tests(self, hidden_visibility: str = "visible") -> list[dict]:
+        """Gradescope's ``tests``: one entry per tests cell, or per check of a cell made of checks
+        (and one for the points no check holds); what hidden tests decide gets *hidden_visibility*."""
+        out = []
+        for t in self.tests:
+            seen = hidden_visibility if t.hidden else "visible"
+            if not t.checks:
+                out.append({"name": t.name, "score": _num(t.score), "max_score": _num(t.max_score),
+                            "output": clip(t.output, CELL_TEXT_LIMIT), "visibility": seen,
+                            "status": "passed" if t.passed else "failed"})
+                continue
+            for c in t.checks:
+                out.append({"name": f"{t.name} · {c.name}", "score": _num(c.score),
+                            "max_score": _num(c.max_score), "output": c.output or "passed",
+                            "visibility": hidden_visibility if c.hidden else "visible",
+                            "status": "passed" if c.passed else "failed"})
+            rest = t.score - sum(c.score for c in t.checks)
+            if t.rest_max > 0 or abs(rest) > 1e-9:
+                out.append({"name": f"{t.name} · the rest of the tests", "score": _num(max(rest, 0.0)),
+                            "max_score": _num(t.rest_max), "output": clip(t.output, CELL_TEXT_LIMIT),
+                            "visibility": seen, "status": "passed" if rest >= t.rest_max else "failed"})
+        return out
+
+    def to_gradescope(self, hidden_visibility: str = "visible") -> dict:
+        """Gradescope's results.json as a dict; its text is at most about ``TOTAL_TEXT_LIMIT`` characters.
+
+        *hidden_visibility* (``visible``, ``after_published``, ``after_due_date``, ``hidden``) is the
+        ``visibility`` of what hidden tests decide; unless ``visible``, the summary leaves them out.
+        """
+        if hidden_visibility not in VISIBILITIES:
+            raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
+                             f"not {hidden_visibility!r}")
         if self.error:
             output = f"memlab grade could not grade {self.notebook.name}: {self.error}"
-        else:
+        elif hidden_visibility == "visible":
             output = self.table() + ("\n\n" + "\n".join(self.notes) if self.notes else "")
-        tests = [{"name": t.name, "score": _num(t.score), "max_score": _num(t.max_score),
-                  "output": clip(t.output, CELL_TEXT_LIMIT), "visibility": "visible",
-                  "status": "passed" if t.passed else "failed"} for t in self.tests]
+        else:
+            output = (f"The results of the hidden tests are shown {hidden_visibility.replace('_', ' ')}."
+                      + ("\n\n" + "\n".join(self.notes) if self.notes else ""))
+        tests = self.gradescope_tests(hidden_visibility)
         share = TOTAL_TEXT_LIMIT // (2 * max(1, len(tests)))
         if sum(len(t["output"]) for t in tests) > TOTAL_TEXT_LIMIT // 2:
             for t in tests:
@@ -145,10 +195,10 @@ class Result:
                 "execution_time": round(self.execution_time, 2),
                 "output": clip(output, TOTAL_TEXT_LIMIT // 2), "tests": tests}
 
-    def write_json(self, path: str | os.PathLike) -> None:
+    def write_json(self, path: str | os.PathLike, hidden_visibility: str = "visible") -> None:
         """Write results.json (through a temporary file in the same directory, then renamed)."""
         path = Path(path)
-        data = json.dumps(self.to_gradescope(), indent=2, ensure_ascii=False) + "\n"
+        data = json.dumps(self.to_gradescope(hidden_visibility), indent=2, ensure_ascii=False) + "\n"
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         tmp.write_text(data, encoding="utf-8")
         os.replace(tmp, path)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from .guard import FAILED, TAMPERED, check_code, forget_code, setup_code, stage_code, test_code
+from .guard import CHECKS, FAILED, TAMPERED, check_code, forget_code, setup_code, stage_code, test_code
 from .kernel import Kernel
 from .notebook import ANSWER, Solution, TestCell, cell_meta
 from .plan import question_of
-from .results import CellRun, QuestionResult, TestResult, clip
+from .results import CellRun, CheckResult, QuestionResult, TestResult, clip
 
 TEST_OUTPUT_LIMIT = 5_000
 
@@ -33,7 +33,8 @@ class Session:
         self.rlimits = dict(rlimits or {})
         self.progress = progress
         self.questions = {q.id: QuestionResult(q.id, q.title, q.points) for q in sol.questions.values()}
-        self.tests = {t.id: TestResult(t.id, t.question, t.title, t.points) for t in sol.tests}
+        self.tests = {t.id: TestResult(t.id, t.question, t.title, t.points, hidden=bool(t.hidden))
+                      for t in sol.tests}
         self.runs: list[CellRun] = []
         self.notes: list[str] = []
         self.tampered: dict[str, list[str]] = {}      # question -> what its answers replaced
@@ -62,7 +63,7 @@ class Session:
         self._setup_guard()
 
     def _setup_guard(self) -> None:
-        r = self.kernel.execute(setup_code(self.rlimits), timeout=max(30.0, self.timeout), silent=True,
+        r = self.kernel.execute(setup_code(self.rlimits, self.sol.forbid), timeout=max(30.0, self.timeout), silent=True,
                                 store_history=False, tracebacks=False)
         if not r.ok:
             from ..errors import GradingError
@@ -127,6 +128,8 @@ class Session:
                 t.output = self.gave_up or "not run"
             if t.question in self.tampered and t.status != "not run":
                 t.score, t.status = 0.0, "tampered"
+                for c in t.checks:
+                    c.score = 0.0
                 t.output = clip("0 points: your answers replaced what the tests rely on ("
                                 + "; ".join(self.tampered[t.question]) + "). It was put back; the "
                                 "tests of this question cannot be trusted, so they score 0.\n"
@@ -169,6 +172,34 @@ class Session:
         elif self.kernel.needs_restart:
             self.recover(f"{label}: the kernel stopped answering")
 
+    @staticmethod
+    def _score_checks(res: TestResult, test: TestCell, payload: str) -> str:
+        """Score a tests cell made of ``memlab.testing.check`` blocks: a failed check costs its own
+        points; an error outside every check keeps only the checks passed before it.  Returns the
+        cell's message."""
+        import json
+        try:
+            data = json.loads(payload)
+            checks = [CheckResult(str(n)[:200], min(float(p), test.points), bool(ok), clip(str(m), 2_000),
+                                  hidden=bool(h)) for n, p, ok, m, h in data["checks"]]
+            error = data.get("error")
+        except (ValueError, KeyError, TypeError):
+            res.status = "failed"
+            return "the tests did not complete (their checks could not be read)"
+        for c in checks:
+            c.score = c.max_score if c.passed else 0.0
+        lost = sum(c.max_score for c in checks if not c.passed)
+        res.score = max(0.0, (sum(c.score for c in checks) if error else test.points - lost))
+        res.score = min(res.score, test.points)
+        res.checks = checks
+        res.rest_max = max(0.0, test.points - sum(c.max_score for c in checks))
+        res.status = "passed" if res.score == test.points else "partial" if res.score > 0 else "failed"
+        lines = [f"check {c.name!r} ({c.score:g}/{c.max_score:g}): " + (c.output if not c.passed else "passed")
+                 for c in checks]
+        if error:
+            lines.append("the tests stopped outside every check: " + str(error))
+        return "\n".join(lines)
+
     def _run_test(self, test: TestCell) -> None:
         res = self.tests[test.id]
         staged = self._quiet(stage_code(test))
@@ -187,8 +218,12 @@ class Session:
         elif r.ename == FAILED:
             hidden = r.evalue.startswith("a hidden test failed")
             res.status, msg = ("failed (hidden tests)" if hidden else "failed"), r.evalue
+        elif r.ename == CHECKS:
+            msg = self._score_checks(res, test, r.evalue)
         else:
             res.status, msg = "failed", f"the tests did not complete ({clip(r.ename, 100)}: {clip(r.evalue, 1000)})"
+        if res.status == "tampered":
+            res.score, res.checks = 0.0, []
         parts = [msg] if msg else []
         if not res.passed:
             parts += self.questions[test.question].notes

@@ -151,3 +151,18 @@ def test_delegating_answers_score_zero(exercise, tmp_path):
     result = grade(path, solution=ROOT / "solutions" / f"{exercise}.ipynb", timeout=60)
     for qid in DELEGATING[exercise]:
         assert result.questions[qid].score == 0, f"{exercise}: delegating {qid} earned points"
+
+
+def test_a_table_built_when_the_answer_cell_runs_scores_zero(tmp_path):
+    """Exercise 07 refuses memlab's solvers while the answer cells run (its solution's ``forbid``
+    metadata), so a table of their answers cannot be built outside the hidden tests' ``forbid``."""
+    nb = nbformat.read(ROOT / "exercises" / "07_chain_dp.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("memlab", {}).get("id") == "q1_min_forwards":
+            cell.source = ("_T = {(l, M): ck.optimal_forwards(l, M) for l in range(1, 61) for M in range(1, 13)}\n"
+                           "def min_forwards(l, M):\n    return _T[(l, M)]\n")
+    path = tmp_path / "07_chain_dp.ipynb"
+    nbformat.write(nb, path)
+    result = grade(path, solution=ROOT / "solutions" / "07_chain_dp.ipynb", timeout=60)
+    assert result.questions["q1_min_forwards"].score == 0, result.feedback()
+    assert "WriteItYourself" in result.feedback()
