@@ -1,4 +1,5 @@
-"""The ``memlab`` command (also ``python -m memlab``): ``assign``, ``grade``, ``check``, ``autograder``.
+"""The ``memlab`` command (also ``python -m memlab``): ``assign``, ``grade``, ``check-work``, ``grade-all``,
+``check``, ``autograder``.
 
 It imports only the grading machinery (standard library, nbformat, jupyter_client).
 """
@@ -104,6 +105,15 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("-q", "--quiet", action="store_true",
                    help="no line per question while grading; print only the score table")
 
+    w = sub.add_parser("check-work", help="run your notebook and the checks it shows (no solutions needed)",
+                       description="Run the notebook in a fresh kernel, then the visible checks of its tests "
+                       "cells; print, per question, which pass.  Hidden tests run when you submit.  Works "
+                       "from any directory; the notebook is not modified.")
+    w.add_argument("notebook", help="your exercise notebook, e.g. exercises/07_chain_dp.ipynb")
+    w.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS",
+                   help="time limit per cell (default: 30)")
+    w.add_argument("-q", "--quiet", action="store_true", help="print only the table")
+
     c = sub.add_parser("check", help="check exercises are up to date, solutions full marks, exercises zero")
     c.add_argument("--solutions", default="solutions")
     c.add_argument("--exercises", default="exercises")
@@ -143,6 +153,20 @@ def main(argv=None) -> int:
                 print(f"wrote {path}")
             for path in report.unchanged:
                 print(f"unchanged {path}")
+            return 0
+        if args.command == "grade" and args.solution is None and not args.json:
+            try:
+                grading.load(args.notebook)
+            except GradingError as e:
+                if "no solution notebook" not in str(e):
+                    raise
+                print(f"memlab grade: {e}.\nNo solution here: checking your work against the checks the "
+                      "notebook shows (memlab check-work).", file=sys.stderr)
+                args.command = "check-work"
+        if args.command == "check-work":
+            from .grading.selfcheck import check_work
+            result = check_work(args.notebook, timeout=args.timeout)
+            print(result.self_check_table() if getattr(args, "quiet", False) else result.feedback())
             return 0
         if args.command == "grade":
             result = grading.grade(args.notebook, solution=args.solution, assignment=args.assignment,

@@ -116,7 +116,8 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
           hidden_visibility: str = "visible") -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
-    *solution* is the solution notebook (or a directory of them, with *assignment*); it is required
+    *solution* is the solution notebook (or a directory of them, with *assignment*, or a parsed
+    :class:`~memlab.grading.notebook.Solution`); it is required
     with *json_path* (an official grade), else ``solutions/<assignment>.ipynb`` in the current
     directory.  *timeout* bounds each cell, *total_timeout* the whole run (tests not run by then
     score 0).  *json_path* receives Gradescope's results.json, also when the input is bad (score 0,
@@ -140,7 +141,10 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
             raise GradingError(f"time limits must be positive, not timeout={timeout!r}, "
                                f"total_timeout={total_timeout!r}")
         preloaded = None
-        if solution is not None or json_path is not None:
+        if isinstance(solution, Solution):          # already read (memlab check-work)
+            sol_path, preloaded = solution.path, (solution.path, solution)
+            max_score = solution.max_score
+        elif solution is not None or json_path is not None:
             sol_path = find_solution(Path(notebook), assignment, solution, official=json_path is not None)
             preloaded = (sol_path, read_solution(sol_path))
             max_score = preloaded[1].max_score

@@ -173,6 +173,7 @@ class TestCell:
     index: int          # position in the solution notebook
     source: str         # the full source, hidden tests included
     hidden: set[int] = field(default_factory=set)   # 1-based line numbers that are hidden
+    hidden_removed: bool = False    # an exercise's tests cell whose hidden tests 'memlab assign' removed
 
     @property
     def name(self) -> str:
@@ -221,17 +222,19 @@ def notebook_assignment(nb, where: str) -> str | None:
     return a
 
 
-def parse_solution(nb, path: os.PathLike | str | None = None) -> Solution:
+def parse_solution(nb, path: os.PathLike | str | None = None, exercise: bool = False) -> Solution:
     """Validate an instructor notebook against the schema and index its questions.
 
-    Raises :class:`GradingError` naming the notebook, the cell and what is wrong.
+    *exercise*: accept a student notebook written by ``memlab assign`` (its visible tests are then
+    the tests: ``memlab check-work``).  Raises :class:`GradingError` naming the notebook, the cell
+    and what is wrong.
     """
     where = _where(path)
     assignment = notebook_assignment(nb, where)
     if assignment is None:
         raise GradingError(f"{where}: the notebook has no memlab metadata (nb.metadata['{KEY}'] = "
                            "{'assignment': ...}); it is not a memlab solution notebook")
-    if "generated_sha256" in nb.metadata[KEY]:
+    if "generated_sha256" in nb.metadata[KEY] and not exercise:
         raise GradingError(f"{where}: is an exercise written by 'memlab assign', not a solution notebook")
     answers: dict[str, AnswerCell] = {}
     tests: list[TestCell] = []
@@ -283,7 +286,8 @@ def parse_solution(nb, path: os.PathLike | str | None = None) -> Solution:
             title = meta.get("title", "")
             if not isinstance(title, str):
                 raise GradingError(f"{cw}: 'title' must be a string, not {title!r}")
-            tests.append(TestCell(cid, q, pts, title, i, src, hidden_lines(src, cw)))
+            tests.append(TestCell(cid, q, pts, title, i, src, hidden_lines(src, cw),
+                                  hidden_removed=bool(meta.get("hidden"))))
         else:
             raise GradingError(f"{cw}: memlab cell 'kind' must be '{ANSWER}' or '{TESTS}', not {kind!r}")
     if not answers and not tests:
@@ -354,6 +358,8 @@ def make_exercise(sol: Solution) -> nbformat.NotebookNode:
             src = strip_solution(src, cw, markdown=cell.cell_type == "markdown")
             cmeta["deletable"] = False
         elif m is not None and m.get("kind") == TESTS:
+            if hidden_lines(src, cw):
+                cmeta[KEY]["hidden"] = True        # memlab check-work says these run at grading
             src = strip_hidden(src, cw)
             if not src.strip():
                 src = "# The tests of this question are hidden: they run when the notebook is graded."

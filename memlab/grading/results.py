@@ -106,6 +106,9 @@ class Result:
     notes: list[str] = field(default_factory=list)
     error: str = ""             # bad input: why nothing was graded
     json_error: str = ""        # results.json could not be written (the grade itself stands)
+    self_check: bool = False    # memlab check-work: the notebook's own visible checks, not a grade
+    hidden_after: set[str] = field(default_factory=set)   # tests cells whose hidden part runs at grading
+    only_hidden: set[str] = field(default_factory=set)    # tests cells with no visible check at all
 
     @classmethod
     def failed(cls, notebook, error: str, max_score: float = 0, assignment: str = "", solution=None,
@@ -135,11 +138,32 @@ class Result:
         lines.append(fmt.format("total", "", f"{_num(self.score)}/{_num(self.max_score)}", ""))
         return "\n".join(line.rstrip() for line in lines)
 
+    def self_check_table(self) -> str:
+        """``memlab check-work``'s table: per question, whether its visible checks pass, and that
+        hidden tests run when the work is submitted."""
+        rows = []
+        for q in self.questions.values():
+            mine = [t for t in self.tests if t.question == q.id]
+            visible = [t for t in mine if t.id not in self.only_hidden]
+            checks = sum(len(t.checks) or 1 for t in visible)
+            passed = sum((sum(c.passed for c in t.checks) if t.checks else t.passed) for t in visible)
+            verdict = f"{passed}/{checks} visible check(s) pass" if visible else "no visible checks"
+            hidden = any(t.id in self.hidden_after for t in mine)
+            rows.append((q.id, q.title or "", verdict, "hidden tests run when you submit" if hidden else ""))
+        head = ("question", "title", "your answers", "")
+        w = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(3)]
+        fmt = f"{{:<{w[0]}}}  {{:<{w[1]}}}  {{:<{w[2]}}}  {{}}"
+        lines = [f"{self.notebook}: your answers against the checks this notebook shows (not a grade)",
+                 fmt.format(*head), fmt.format("-" * w[0], "-" * w[1], "-" * w[2], "")]
+        lines += [fmt.format(*r) for r in rows]
+        lines.append("Hidden tests run when you submit: they decide the grade, with the checks above.")
+        return "\n".join(line.rstrip() for line in lines)
+
     def feedback(self) -> str:
         """The table, then each failed test's feedback and the grader's notes."""
         if self.error:
             return f"{self.notebook}: not graded: {self.error}"
-        parts = [self.table()]
+        parts = [self.self_check_table() if self.self_check else self.table()]
         for t in self.tests:
             if not t.passed and t.output.strip():
                 parts.append(f"--- {t.name} ({t.status})\n{t.output.rstrip()}")

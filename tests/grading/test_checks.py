@@ -85,3 +85,21 @@ def test_outside_the_grader_a_check_is_a_plain_assertion():
             raise AssertionError("wrong")
     with pytest.raises(ValueError, match="points"):
         check(points=-1, name="x")
+
+
+def test_check_work_needs_no_solutions_and_runs_from_any_directory(tmp_path):
+    """A student's self-check (issue 19, item 1): the exercise's own visible checks, from any
+    directory; ``memlab grade`` without a solution falls back to it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    ex = root / "exercises" / "07_chain_dp.ipynb"
+    for args in (["check-work", str(ex)], ["grade", str(ex), "-q"]):
+        r = subprocess.run([sys.executable, "-m", "memlab", *args], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert "hidden tests run when you submit" in r.stdout and "0/2 visible check(s) pass" in r.stdout, r.stdout
+        assert "solution" not in r.stdout.split("(not a grade)")[1]
