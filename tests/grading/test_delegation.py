@@ -98,7 +98,8 @@ DELEGATING = {
     "06_sqrt_segments": {
         "q1_forward": "def forward_values(outputs):\n"
                       "    return [n for n in ck.forward_nodes_of(outputs) if n is not outputs[0]]\n",
-        "q2_sqrt": "def sqrt_segments(outputs):\n    return ck.sqrt_checkpoints(outputs)\n",
+        "q2_every_kth": "def every_kth(outputs, k):\n    return ck.every_k(outputs, k)\n",
+        "q3_sqrt": "def sqrt_segments(outputs):\n    return ck.sqrt_checkpoints(outputs)\n",
     },
     "07_chain_dp": {
         "q1_min_forwards": "def min_forwards(l, M):\n    return ck.optimal_forwards(l, M)\n",
