@@ -201,6 +201,45 @@ def forbid(*targets: str) -> Iterator[None]:
             setattr(owner, attr, value)
 
 
+@contextmanager
+def cuda_probe() -> Iterator[dict]:
+    """Within the block, count what Numba's CUDA simulator runs (exercise 14's hidden tests):
+    ``probe["launches"][name]``, the launches of each kernel (by its function's name), and
+    ``probe["shared_reads"]``, the element reads of ``cuda.shared.array`` arrays.  So an answer that
+    computes with numpy, or a kernel that never reads its shared memory, is told apart from one that
+    runs the kernel the question describes.  Needs ``NUMBA_ENABLE_CUDASIM=1``; restored afterwards.
+    """
+    import threading
+    from numba.cuda.simulator import kernel as sim_kernel, kernelapi as sim_api
+    probe: dict = {"launches": {}, "shared_reads": 0}
+    lock = threading.Lock()
+
+    class Counted(np.ndarray):
+        def __getitem__(self, key: object) -> object:
+            with lock:
+                probe["shared_reads"] += 1
+            return np.ndarray.__getitem__(np.asarray(self), key)
+
+    call, array = sim_kernel.FakeCUDAKernel.__call__, sim_api.FakeCUDAShared.array
+
+    def counted_call(self: object, *args: object) -> object:
+        if not getattr(self, "_device", False):
+            name = getattr(getattr(self, "fn", None), "__name__", "?")
+            probe["launches"][name] = probe["launches"].get(name, 0) + 1
+        return call(self, *args)
+
+    def counted_array(self: object, shape: object, dtype: object) -> np.ndarray:
+        return array(self, shape, dtype).view(Counted)
+
+    sim_kernel.FakeCUDAKernel.__call__ = counted_call
+    sim_api.FakeCUDAShared.array = counted_array
+    try:
+        yield probe
+    finally:
+        sim_kernel.FakeCUDAKernel.__call__ = call
+        sim_api.FakeCUDAShared.array = array
+
+
 # ------------------------------------------------------------------------------ exercise helpers
 # Hidden tests import these fresh in every tests cell, rather than trusting names of the notebook
 # that a student's cell could have redefined.

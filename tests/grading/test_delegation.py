@@ -167,3 +167,26 @@ def test_a_table_built_when_the_answer_cell_runs_scores_zero(tmp_path):
     result = grade(path, solution=ROOT / "solutions" / "07_chain_dp.ipynb", timeout=60)
     assert result.questions["q1_min_forwards"].score == 0, result.feedback()
     assert "WriteItYourself" in result.feedback()
+
+
+#: exercise 14: answers that compute with numpy, or reduce without shared memory (issue 19, item 7)
+GPU_SHORTCUTS = {
+    "q1_bias_relu": "def bias_relu(x, b):\n    return np.maximum(x + b, 0)\n",
+    "q2_row_sum": "@cuda.jit\ndef row_sum_kernel(x, out):\n    r = cuda.blockIdx.x\n"
+                  "    if cuda.threadIdx.x == 0:\n        acc = float32(0)\n"
+                  "        for k in range(x.shape[1]):\n            acc += x[r, k]\n        out[r] = acc\n\n"
+                  "row_sums = lambda x: x.sum(1)\n",
+}
+
+
+def test_gpu_answers_without_the_kernel_score_zero(tmp_path):
+    nb = nbformat.read(ROOT / "exercises" / "14_gpu_kernels.ipynb", as_version=4)
+    for cell in nb.cells:
+        qid = cell.metadata.get("memlab", {}).get("id")
+        if qid in GPU_SHORTCUTS:
+            cell.source = GPU_SHORTCUTS[qid]
+    path = tmp_path / "14_gpu_kernels.ipynb"
+    nbformat.write(nb, path)
+    result = grade(path, solution=ROOT / "solutions" / "14_gpu_kernels.ipynb", timeout=120)
+    assert result.score == 0, result.feedback()
+    assert "shared" in result.feedback() and "launched" in result.feedback()
