@@ -13,6 +13,9 @@ from pathlib import Path
 
 from .errors import GradingError
 
+#: Gradescope's visibility of a test's result (memlab.grading.results.VISIBILITIES, without importing it)
+VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
+
 
 def _positive(text: str) -> float:
     """An argparse type: a number of seconds > 0."""
@@ -105,6 +108,25 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("-q", "--quiet", action="store_true",
                    help="no line per question while grading; print only the score table")
 
+    ga = sub.add_parser("grade-all", help="grade a folder of submissions into a gradebook CSV",
+                        description="Grade every notebook under SUBMISSIONS (recursively) with the solution, "
+                        "in parallel worker processes, each isolated as a single grade is; write each "
+                        "student's NAME.results.json beside their notebook and one gradebook row per "
+                        "submission.  A submission that cannot be graded gets score 0 and the reason.")
+    ga.add_argument("submissions", help="the folder of submitted notebooks")
+    ga.add_argument("--solution", required=True, help="the solution notebook (or a directory, with --assignment)")
+    ga.add_argument("--assignment", help="with a solutions directory: grade with DIR/ASSIGNMENT.ipynb")
+    ga.add_argument("--gradebook", required=True, metavar="CSV", help="the gradebook to write, e.g. grades.csv")
+    ga.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
+    ga.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS", help="per cell (default: 30)")
+    ga.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
+                    help="per notebook (default: 600)")
+    ga.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
+                    help="address space of each kernel, in MB (default: 4096; 0: no limit)")
+    ga.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
+                    help="Gradescope visibility of hidden-test results in each results.json (default: visible)")
+    ga.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
     w = sub.add_parser("check-work", help="run your notebook and the checks it shows (no solutions needed)",
                        description="Run the notebook in a fresh kernel, then the visible checks of its tests "
                        "cells; print, per question, which pass.  Hidden tests run when you submit.  Works "
@@ -139,6 +161,8 @@ def main(argv=None) -> int:
             writable_file(args.json, "--json")
         if args.command == "autograder":
             writable_file(args.output, "-o")
+        if args.command == "grade-all":
+            writable_file(args.gradebook, "--gradebook")
         if args.command == "assign":
             report = grading.assign(args.sources, args.out, force=args.force, check=args.check)
             if args.check:
@@ -163,6 +187,17 @@ def main(argv=None) -> int:
                 print(f"memlab grade: {e}.\nNo solution here: checking your work against the checks the "
                       "notebook shows (memlab check-work).", file=sys.stderr)
                 args.command = "check-work"
+        if args.command == "grade-all":
+            from .grading.batch import grade_all
+            rows = grade_all(args.submissions, args.solution, assignment=args.assignment,
+                             gradebook=args.gradebook, jobs=args.jobs, timeout=args.timeout,
+                             total_timeout=args.total_timeout,
+                             memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
+                             hidden_visibility=args.hidden_visibility, progress=not args.quiet)
+            bad = sum(1 for r in rows if r.notes.startswith(("not graded", "the grader", "the grading")))
+            print(f"graded {len(rows)} submission(s)" + (f" ({bad} could not be graded)" if bad else "")
+                  + f"; wrote {args.gradebook}")
+            return 0
         if args.command == "check-work":
             from .grading.selfcheck import check_work
             result = check_work(args.notebook, timeout=args.timeout)

@@ -113,7 +113,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
           total_timeout: float = 600.0, json_path=None, max_restarts: int = 5, max_output: int = 20_000,
           startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None,
           memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None,
-          hidden_visibility: str = "visible") -> Result:
+          hidden_visibility: str = "visible", slot: int = 0) -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
     *solution* is the solution notebook (or a directory of them, with *assignment*, or a parsed
@@ -125,6 +125,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     private directory (:mod:`.isolate`).  *memory_limit* bounds the kernel's address space, in bytes
     (None: no limit).  *progress* receives one line per question as soon as its tests have run.
     *hidden_visibility* is Gradescope's ``visibility`` for what hidden tests decide in results.json.
+    *slot* picks the grading user when isolated (parallel workers use one each, see :mod:`.batch`).
     The notebook file is read once and never written.  Raises :class:`GradingError` for bad input
     (not for anything the student's code does).  If results.json cannot be written at the end, the
     result says why in ``json_error``: the grade is returned, never lost.
@@ -151,7 +152,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         raw, nb, sol_path, sol = load(notebook, solution, assignment, preloaded=preloaded)
         max_score = sol.max_score
         steps, answers_of, notes = plan(nb.cells, sol)
-        with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path) as box:
+        with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path, slot=slot) as box:
             kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
                             popen_kwargs=box.popen_kwargs)
             kernel.connection_dir = box.connection_dir

@@ -5,7 +5,7 @@ Expected values in hidden tests are bound to names that start with ``want`` (doc
 each assertion of a tests cell that is hidden (or inside a helper the hidden tests call), a variant of
 the cell replaces every ``want*`` value by a look-alike made of marker values (731902467, 7319.02467,
 "W4NTTOKEN"), forces that assertion to fail and lets every other assertion pass.  The solution's
-answers are then graded with these variants: each must fail, as a hidden test, and no marker may
+answers are then graded with these variants: each must report a hidden test failure, and no marker may
 reach the feedback.
 """
 from __future__ import annotations
