@@ -105,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="per cell (default: 30)")
     b.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
                    help="for the whole run (default: 600)")
+    b.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
+                   help="Gradescope visibility of what hidden tests decide: after_published keeps it from "
+                   "students until grades are published (default: visible)")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="no line per question while grading; print only the score table")
 
@@ -188,8 +191,7 @@ def main(argv=None) -> int:
                       "notebook shows (memlab check-work).", file=sys.stderr)
                 args.command = "check-work"
         if args.command == "grade-all":
-            from .grading.batch import grade_all
-            rows = grade_all(args.submissions, args.solution, assignment=args.assignment,
+            rows = grading.grade_all(args.submissions, args.solution, assignment=args.assignment,
                              gradebook=args.gradebook, jobs=args.jobs, timeout=args.timeout,
                              total_timeout=args.total_timeout,
                              memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
@@ -199,8 +201,7 @@ def main(argv=None) -> int:
                   + f"; wrote {args.gradebook}")
             return 0
         if args.command == "check-work":
-            from .grading.selfcheck import check_work
-            result = check_work(args.notebook, timeout=args.timeout)
+            result = grading.check_work(args.notebook, timeout=args.timeout)
             print(result.self_check_table() if getattr(args, "quiet", False) else result.feedback())
             return 0
         if args.command == "grade":
@@ -221,7 +222,8 @@ def main(argv=None) -> int:
         if args.command == "autograder":
             from .grading import bundle
             path = bundle.write_bundle(args.solution, args.output, timeout=args.timeout,
-                                total_timeout=args.total_timeout)
+                                       total_timeout=args.total_timeout,
+                                       hidden_visibility=args.hidden_visibility)
             print(f"wrote {path}")
             return 0
         if args.command == "check":

@@ -120,9 +120,12 @@ isolate=None) -> Result`` (``score``, ``max_score``,
 date, every solution grades to full marks, every exercise to zero).
 """
 from .assign import AssignReport, assign
+from .batch import grade_all
 from .grade import check_all, find_solution, grade, load
+from .selfcheck import check_work
 from .notebook import Solution, load_solution, make_exercise, parse_solution
 from .results import QuestionResult, Result, TestResult
 
-__all__ = ["assign", "AssignReport", "grade", "load", "check_all", "find_solution", "Result", "QuestionResult",
+__all__ = ["assign", "AssignReport", "grade", "grade_all", "check_work", "load", "check_all", "find_solution",
+           "Result", "QuestionResult",
            "TestResult", "Solution", "load_solution", "parse_solution", "make_exercise"]

@@ -208,7 +208,9 @@ class Result:
         elif hidden_visibility == "visible":
             output = self.table() + ("\n\n" + "\n".join(self.notes) if self.notes else "")
         else:
-            output = (f"The results of the hidden tests are shown {hidden_visibility.replace('_', ' ')}."
+            when = {"after_published": "once the grades are published", "after_due_date": "after the due date",
+                    "hidden": "to instructors only"}[hidden_visibility]
+            output = (f"The results of the hidden tests are shown {when}."
                       + ("\n\n" + "\n".join(self.notes) if self.notes else ""))
         tests = self.gradescope_tests(hidden_visibility)
         share = TOTAL_TEXT_LIMIT // (2 * max(1, len(tests)))
