@@ -17,7 +17,7 @@ from .kernel import Kernel
 from .notebook import KEY, Solution, cell_meta, notebook_assignment, parse_solution, reads_notebook
 from .plan import plan
 from .results import VISIBILITIES, Result, redact
-from .session import Session
+from .session import Limits, Session
 
 
 def find_solution(notebook: Path, assignment: str | None = None, solution=None, *,
@@ -159,9 +159,9 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
             rlimits = dict(box.rlimits)
             if memory_limit is not None:
                 rlimits["RLIMIT_AS"] = int(memory_limit)
-            session = Session(kernel, sol, nb.cells, timeout=timeout, total_timeout=total_timeout,
-                              deadline=t_start + total_timeout, max_restarts=max_restarts,
-                              max_output=max_output, rlimits=rlimits, progress=progress)
+            limits = Limits(timeout=timeout, total_timeout=total_timeout, deadline=t_start + total_timeout,
+                            max_restarts=max_restarts, max_output=max_output, rlimits=rlimits)
+            session = Session(kernel, sol, nb.cells, limits, progress=progress)
             try:
                 session.start()
                 session.run(steps)

@@ -5,11 +5,17 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 
 #: The most characters of text kept from one cell, and in a whole results.json.
 CELL_TEXT_LIMIT = 20_000
 TOTAL_TEXT_LIMIT = 300_000
+#: What happened to a tests cell (``partial``: some of its checks failed; see :class:`TestResult`).
+TestStatus = Literal["not run", "passed", "partial", "failed", "failed (hidden tests)", "tampered", "timeout",
+                     "kernel died"]
+#: What happened to a student cell: the kernel's reply, or none in time, or a dead kernel.
+CellStatus = Literal["ok", "error", "timeout", "dead"]
 #: Gradescope's visibility of a test's result.
 VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
 
@@ -53,7 +59,7 @@ class TestResult:
     title: str
     max_score: float
     score: float = 0.0
-    status: str = "not run"     # passed, failed, error in hidden tests, timeout, kernel died, not run
+    status: TestStatus = "not run"
     output: str = ""            # feedback for the student (hidden test code is never shown)
     seconds: float = 0.0
     checks: list[CheckResult] = field(default_factory=list)   # its check blocks, if it has any
@@ -85,7 +91,7 @@ class CellRun:
     index: int                  # position in the student's notebook
     kind: str                   # "answer", "code"
     id: str | None
-    status: str                 # ok, error, timeout, dead
+    status: CellStatus
     error: str = ""
     seconds: float = 0.0
 
