@@ -163,19 +163,33 @@ class _MemlabGuard:
     def arm(cls):
         """From now until :meth:`disarm`, the library functions the exercise forbids refuse to run."""
         if cls.answer_forbid and cls.armed is None:
-            ctx = _importlib.import_module("memlab.testing").forbid(*cls.answer_forbid)
+            testing = _importlib.import_module("memlab.testing")
+            before = [testing._resolve(t)[2] for t in cls.answer_forbid]
+            ctx = testing.forbid(*cls.answer_forbid)
             ctx.__enter__()
-            cls.armed = ctx
+            after = [testing._resolve(t)[2] for t in cls.answer_forbid]
+            cls.armed = (ctx, {id(r): (r, o) for o, r in zip(before, after) if r is not o})
 
     @classmethod
     def disarm(cls):
-        """Put the forbidden functions back (before a check, and while the tests run)."""
-        ctx, cls.armed = cls.armed, None
-        if ctx is not None:
-            try:
-                ctx.__exit__(None, None, None)
-            except _BaseException:  # noqa: BLE001  (restore() puts back whatever is left)
-                pass
+        """Put the forbidden functions back (before a check, and while the tests run), also where a
+        module imported while they were refused took a stand-in."""
+        armed, cls.armed = cls.armed, None
+        if armed is None:
+            return
+        ctx, standins = armed
+        try:
+            ctx.__exit__(None, None, None)
+        except _BaseException:  # noqa: BLE001  (restore() puts back whatever is left)
+            pass
+        for name, mod in _list(_sys.modules.items()):
+            if not _isinstance(mod, _ModuleType) or not (name == "__main__" or name.startswith("memlab")):
+                continue
+            d = _vars(mod)
+            for k, v in _list(d.items()):
+                hit = standins.get(id(v))
+                if hit is not None and hit[0] is v:
+                    d[k] = hit[1]
 
     @classmethod
     def _snap_class(cls, label, k, callables_only=False):
@@ -258,9 +272,9 @@ class _MemlabGuard:
         *rearm*: student cells come next (see :meth:`arm`)."""
         cls.disarm()
         changed = cls.restore()
+        cls._snap_new_modules()
         if rearm:
             cls.arm()
-        cls._snap_new_modules()
         if changed:
             shown = ", ".join(_sorted(set(changed))[:12]) + (" ..." if _len(set(changed)) > 12 else "")
             raise MemlabTampered(f"{when} replaced what the tests rely on: {shown}") from None

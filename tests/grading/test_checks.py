@@ -103,3 +103,26 @@ def test_check_work_needs_no_solutions_and_runs_from_any_directory(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "hidden tests run when you submit" in r.stdout and "0/2 visible check(s) pass" in r.stdout, r.stdout
         assert "solution" not in r.stdout.split("(not a grade)")[1]
+
+
+def test_answer_time_forbid_refuses_while_cells_run_and_leaves_no_stand_in(tmp_path):
+    """Notebook metadata ``forbid``: the named functions refuse to run in the student's cells (so no
+    table of their answers can be built there) and are back, everywhere, while the tests run, also in
+    a memlab module first imported while they were refused."""
+    from memlab.grading.authoring import code as code_cell
+    cells = [code_cell("import sys, types\n"
+                       "mod = types.ModuleType('memlab.fake_lazy')\n"
+                       "exec('from memlab.testing import central_difference as cd', mod.__dict__)\n"
+                       "sys.modules['memlab.fake_lazy'] = mod"),
+             answer("q1", "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"),
+             code_cell("import memlab.testing\ntry:\n    memlab.testing.central_difference(None, [], 0)\n"
+                       "    REFUSED = False\nexcept memlab.testing.WriteItYourself:\n    REFUSED = True"),
+             tests_cell("q1_tests", "q1", 1, "import sys\nimport memlab.testing as t\n"
+                        "assert REFUSED, 'central_difference ran in a student cell'\n"
+                        "assert sys.modules['memlab.fake_lazy'].cd is t.central_difference, 'a stand-in is left'\n"
+                        "assert f() == 1")]
+    nb = notebook("fb", cells)
+    nb.metadata["memlab"]["forbid"] = ["memlab.testing.central_difference"]
+    sol = write(nb, tmp_path / "fb.ipynb")
+    r = grade(sol, solution=sol, timeout=20)
+    assert r.full_marks, r.feedback()
