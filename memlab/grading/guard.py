@@ -10,7 +10,9 @@ from pathlib import Path
 
 from .notebook import TestCell
 
-SOURCE = (Path(__file__).with_name("inkernel.py")).read_text(encoding="utf-8")
+#: inkernel.py, then inkernel_extra.py: one source, run in one fresh namespace in the kernel
+SOURCE = "\n\n".join(Path(__file__).with_name(name).read_text(encoding="utf-8")
+                      for name in ("inkernel.py", "inkernel_extra.py"))
 
 #: Finds the guard without a name a student could rebind: the first class of that name ever made.
 FIND = '[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == "_MemlabGuard"][0]'

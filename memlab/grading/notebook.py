@@ -83,8 +83,6 @@ def cell_meta(cell) -> dict | None:
     return m if isinstance(m, dict) else None
 
 
-# ----------------------------------------------------------------------------------------- markers
-
 def find_regions(source: str, kind: str, where: str) -> list[tuple[int, int, str]]:
     """The marked regions of *kind* (``"SOLUTION"`` or ``"HIDDEN TESTS"``) in *source*.
 
@@ -114,6 +112,7 @@ def find_regions(source: str, kind: str, where: str) -> list[tuple[int, int, str
 
 
 def has_marker(source: str, kind: str) -> bool:
+    """Whether *source* has a marker line of *kind*."""
     return any((m := _MARKER.match(line)) and m["kind"] == kind for line in source.split("\n"))
 
 
@@ -153,8 +152,6 @@ def strip_hidden(source: str, where: str) -> str:
         out.pop()
     return "\n".join(out)
 
-
-# ------------------------------------------------------------------------------------------ schema
 
 @dataclass
 class AnswerCell:
@@ -305,17 +302,15 @@ def parse_solution(nb, path: os.PathLike | str | None = None, exercise: bool = F
     forbid = nb.metadata[KEY].get("forbid", [])
     if not isinstance(forbid, list) or not all(isinstance(f, str) and re.fullmatch(r"[A-Za-z_][\w.]*", f)
                                                for f in forbid):
-        raise GradingError(f"{where}: notebook metadata '{KEY}.forbid' must be a list of dotted names of "
-                           f"library functions, like [\"memlab.checkpoint.optimal\"], not {forbid!r}")
+        raise GradingError(f"{where}: '{KEY}.forbid' must list dotted names of functions, not {forbid!r}")
     return Solution(Path(path) if path is not None else None, nb, assignment, questions, tests, answers,
                     tuple(forbid))
 
 
 def load_solution(path: os.PathLike | str) -> Solution:
+    """Read and validate the solution notebook at *path*."""
     return parse_solution(read_notebook(path), path)
 
-
-# -------------------------------------------------------------------------------------- exercises
 
 def content_hash(nb) -> str:
     """A hash of what a student writes in a notebook: cell types, sources, memlab metadata.
