@@ -93,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="time limit for the whole run; tests not run by then score 0 (default: 600)")
     g.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
                    help="address space of the kernel, in MB (default: 4096; 0: no limit; else >= 256)")
+    g.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
+                   help="with --json: Gradescope visibility of what hidden tests decide (default: visible)")
     g.add_argument("--no-isolate", dest="isolate", action="store_false", default=None,
                    help="as root, do not run the kernel as the unprivileged grading user")
 
@@ -209,12 +211,13 @@ def main(argv=None) -> int:
                                    timeout=args.timeout, total_timeout=args.total_timeout,
                                    json_path=args.json, isolate=args.isolate,
                                    memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
-                                   progress=None if args.quiet else _say)
+                                   progress=None if args.quiet else _say,
+                                   hidden_visibility=args.hidden_visibility)
             print(result.table() if args.quiet else result.feedback())
             if args.json and result.json_error:
                 print(f"memlab grade: error: could not write {args.json}: {result.json_error}; "
                       "the results.json it should hold follows", file=sys.stderr)
-                print(json.dumps(result.to_gradescope(), indent=2, ensure_ascii=False))
+                print(json.dumps(result.to_gradescope(args.hidden_visibility), indent=2, ensure_ascii=False))
                 return 1
             if args.json:
                 print(f"wrote {args.json}")
@@ -228,7 +231,8 @@ def main(argv=None) -> int:
             return 0
         if args.command == "check":
             problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout,
-                                         progress=None if args.quiet else _say)
+                                         progress=None if args.quiet else _say,
+                                   hidden_visibility=args.hidden_visibility)
             for line in problems:
                 print(line, file=sys.stderr)
             print("memlab check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
