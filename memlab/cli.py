@@ -231,8 +231,7 @@ def main(argv=None) -> int:
             return 0
         if args.command == "check":
             problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout,
-                                         progress=None if args.quiet else _say,
-                                   hidden_visibility=args.hidden_visibility)
+                                         progress=None if args.quiet else _say)
             for line in problems:
                 print(line, file=sys.stderr)
             print("memlab check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
