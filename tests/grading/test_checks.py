@@ -126,3 +126,24 @@ def test_answer_time_forbid_refuses_while_cells_run_and_leaves_no_stand_in(tmp_p
     sol = write(nb, tmp_path / "fb.ipynb")
     r = grade(sol, solution=sol, timeout=20)
     assert r.full_marks, r.feedback()
+
+
+def test_the_guard_sees_in_place_edits_of_kwdefaults_and_method_tables(tmp_path):
+    """``__kwdefaults__`` edited in place and a method of a memlab class replaced: both put back, and
+    the note names them (the hostile cases of tests/grading/hostile.py cover __code__, __defaults__,
+    closure cells and gc.get_referrers)."""
+    from memlab.grading.authoring import code as code_cell
+    edit = ("import numpy as np, memlab.testing as mt\n"
+            "np.testing.assert_allclose.__kwdefaults__['strict'] = 'edited'\n"
+            "mt.TagLayout.__init__ = lambda self, *a, **k: None\n")
+    sol, sub = _pair(tmp_path, "def double(x):\n    return 2 * x")
+    import nbformat
+    nb = nbformat.read(sub, as_version=4)
+    nb.cells.insert(0, code_cell(edit))
+    nb.cells.append(code_cell("import numpy as np\nassert np.testing.assert_allclose.__kwdefaults__['strict'] is False"))
+    nbformat.write(nb, sub)
+    r = grade(sub, solution=sol, timeout=20)
+    notes = "\n".join(r.notes)
+    assert "numpy.testing.assert_allclose.__kwdefaults__" in notes and "TagLayout.__init__" in notes, notes
+    assert r.cells[-1].status == "ok", "the edit was not put back"
+    assert r.score == 0, "a cell that answers no question costs every question not yet tested"
