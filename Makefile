@@ -25,9 +25,14 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PIP) --no-deps -e .
 	@touch $(STAMP)
 
+# JupyterLab on the course root (lessons/ and exercises/ side by side), lesson 00 first; its terminals
+# have the venv's bin on PATH, so `memlab check-work ...` works there.
+LAB_FIRST := /lab/tree/lessons/00_index.ipynb
 lab: $(STAMP)
 	@scripts/system-deps.sh
-	$(VENV)/bin/jupyter lab --no-browser --ServerApp.root_dir=lessons --port=$(PORT) \
+	PATH="$(abspath $(VENV))/bin:$$PATH" MEMLAB_VENV="$(abspath $(VENV))" MEMLAB_ROOT="$(CURDIR)" \
+		$(VENV)/bin/jupyter lab --no-browser --config=scripts/lab_config.py \
+		--ServerApp.root_dir=. --LabApp.default_url=$(LAB_FIRST) --port=$(PORT) \
 		$$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # Everything, on $(JOBS) processes: each test file (each notebook) stays on one process, and the

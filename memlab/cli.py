@@ -1,4 +1,5 @@
-"""The ``memlab`` command (also ``python -m memlab``): ``assign``, ``grade``, ``check``, ``autograder``.
+"""The ``memlab`` command (also ``python -m memlab``): ``assign``, ``grade``, ``check-work``, ``grade-all``,
+``check``, ``autograder``.
 
 It imports only the grading machinery (standard library, nbformat, jupyter_client).
 """
@@ -11,6 +12,9 @@ import sys
 from pathlib import Path
 
 from .errors import GradingError
+
+#: Gradescope's visibility of a test's result (memlab.grading.results.VISIBILITIES, without importing it)
+VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
 
 
 def _positive(text: str) -> float:
@@ -89,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="time limit for the whole run; tests not run by then score 0 (default: 600)")
     g.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
                    help="address space of the kernel, in MB (default: 4096; 0: no limit; else >= 256)")
+    g.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
+                   help="with --json: Gradescope visibility of what hidden tests decide (default: visible)")
     g.add_argument("--no-isolate", dest="isolate", action="store_false", default=None,
                    help="as root, do not run the kernel as the unprivileged grading user")
 
@@ -101,8 +107,39 @@ def _parser() -> argparse.ArgumentParser:
                    help="per cell (default: 30)")
     b.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
                    help="for the whole run (default: 600)")
+    b.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
+                   help="Gradescope visibility of what hidden tests decide: after_published keeps it from "
+                   "students until grades are published (default: visible)")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="no line per question while grading; print only the score table")
+
+    ga = sub.add_parser("grade-all", help="grade a folder of submissions into a gradebook CSV",
+                        description="Grade every notebook under SUBMISSIONS (recursively) with the solution, "
+                        "in parallel worker processes, each isolated as a single grade is; write each "
+                        "student's NAME.results.json beside their notebook and one gradebook row per "
+                        "submission.  A submission that cannot be graded gets score 0 and the reason.")
+    ga.add_argument("submissions", help="the folder of submitted notebooks")
+    ga.add_argument("--solution", required=True, help="the solution notebook (or a directory, with --assignment)")
+    ga.add_argument("--assignment", help="with a solutions directory: grade with DIR/ASSIGNMENT.ipynb")
+    ga.add_argument("--gradebook", required=True, metavar="CSV", help="the gradebook to write, e.g. grades.csv")
+    ga.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
+    ga.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS", help="per cell (default: 30)")
+    ga.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
+                    help="per notebook (default: 600)")
+    ga.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
+                    help="address space of each kernel, in MB (default: 4096; 0: no limit)")
+    ga.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
+                    help="Gradescope visibility of hidden-test results in each results.json (default: visible)")
+    ga.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    w = sub.add_parser("check-work", help="run your notebook and the checks it shows (no solutions needed)",
+                       description="Run the notebook in a fresh kernel, then the visible checks of its tests "
+                       "cells; print, per question, which pass.  Hidden tests run when you submit.  Works "
+                       "from any directory; the notebook is not modified.")
+    w.add_argument("notebook", help="your exercise notebook, e.g. exercises/07_chain_dp.ipynb")
+    w.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS",
+                   help="time limit per cell (default: 30)")
+    w.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
     c = sub.add_parser("check", help="check exercises are up to date, solutions full marks, exercises zero")
     c.add_argument("--solutions", default="solutions")
@@ -129,6 +166,8 @@ def main(argv=None) -> int:
             writable_file(args.json, "--json")
         if args.command == "autograder":
             writable_file(args.output, "-o")
+        if args.command == "grade-all":
+            writable_file(args.gradebook, "--gradebook")
         if args.command == "assign":
             report = grading.assign(args.sources, args.out, force=args.force, check=args.check)
             if args.check:
@@ -144,17 +183,41 @@ def main(argv=None) -> int:
             for path in report.unchanged:
                 print(f"unchanged {path}")
             return 0
+        if args.command == "grade" and args.solution is None and not args.json:
+            try:
+                grading.load(args.notebook)
+            except GradingError as e:
+                if "no solution notebook" not in str(e):
+                    raise
+                print(f"memlab grade: {e}.\nNo solution here: checking your work against the checks the "
+                      "notebook shows (memlab check-work).", file=sys.stderr)
+                args.command = "check-work"
+        if args.command == "grade-all":
+            rows = grading.grade_all(args.submissions, args.solution, assignment=args.assignment,
+                             gradebook=args.gradebook, jobs=args.jobs, timeout=args.timeout,
+                             total_timeout=args.total_timeout,
+                             memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
+                             hidden_visibility=args.hidden_visibility, progress=not args.quiet)
+            bad = sum(1 for r in rows if r.notes.startswith(("not graded", "the grader", "the grading")))
+            print(f"graded {len(rows)} submission(s)" + (f" ({bad} could not be graded)" if bad else "")
+                  + f"; wrote {args.gradebook}")
+            return 0
+        if args.command == "check-work":
+            result = grading.check_work(args.notebook, timeout=args.timeout)
+            print(result.self_check_table() if getattr(args, "quiet", False) else result.feedback())
+            return 0
         if args.command == "grade":
             result = grading.grade(args.notebook, solution=args.solution, assignment=args.assignment,
                                    timeout=args.timeout, total_timeout=args.total_timeout,
                                    json_path=args.json, isolate=args.isolate,
                                    memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
-                                   progress=None if args.quiet else _say)
+                                   progress=None if args.quiet else _say,
+                                   hidden_visibility=args.hidden_visibility)
             print(result.table() if args.quiet else result.feedback())
             if args.json and result.json_error:
                 print(f"memlab grade: error: could not write {args.json}: {result.json_error}; "
                       "the results.json it should hold follows", file=sys.stderr)
-                print(json.dumps(result.to_gradescope(), indent=2, ensure_ascii=False))
+                print(json.dumps(result.to_gradescope(args.hidden_visibility), indent=2, ensure_ascii=False))
                 return 1
             if args.json:
                 print(f"wrote {args.json}")
@@ -162,7 +225,8 @@ def main(argv=None) -> int:
         if args.command == "autograder":
             from .grading import bundle
             path = bundle.write_bundle(args.solution, args.output, timeout=args.timeout,
-                                total_timeout=args.total_timeout)
+                                       total_timeout=args.total_timeout,
+                                       hidden_visibility=args.hidden_visibility)
             print(f"wrote {path}")
             return 0
         if args.command == "check":

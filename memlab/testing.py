@@ -9,7 +9,9 @@ a student can act on:
 * :func:`check_plan_runs` verifies a memory plan with the independent checker
   (:func:`memlab.memory.check_plan`) and runs it in an arena against the naive executor (p.17-22);
 * :func:`forbid` makes an exercise's hidden tests fail an answer that only calls the library's
-  own version of what the question asks the student to write.
+  own version of what the question asks the student to write;
+* :class:`check` splits a tests cell into parts worth their own points (partial credit, in the
+  spirit of otter-grader's per-test-case points).
 
 Results are compared as plain numpy arrays of floats, so an object whose ``==`` always answers
 True proves nothing.
@@ -19,7 +21,8 @@ from __future__ import annotations
 import importlib
 import sys
 from contextlib import contextmanager
-from typing import Callable, Iterator, Mapping, Sequence
+from types import FrameType, TracebackType
+from typing import Callable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -87,6 +90,57 @@ def check_plan_runs(plan: Plan, feed: Mapping[Node | str, object], rtol: float =
             f"output {k} ({plan.outputs[k].name}) differs when run in the plan's arena"
 
 
+_F = TypeVar("_F", bound=Callable[[], object])
+
+
+def _grader() -> type | None:
+    """The grader's guard in this kernel, when ``memlab grade`` runs it (see memlab.grading.inkernel)."""
+    found = [c for c in object.__subclasses__() if c.__name__ == "_MemlabGuard"]
+    return found[0] if found else None
+
+
+class check:
+    """One part of a tests cell, worth *points* of the cell's points (partial credit).
+
+    Use it as a context manager (``with check(points=1, name="empty graph"): assert ...``) or as a
+    decorator (``@check(points=2, name="random graphs")`` on a function of no arguments, which runs
+    at once).  When ``memlab grade`` runs the tests cell, a check that raises costs only its own
+    points: the grader records it and the cell goes on.  Elsewhere (a student running the cell) a
+    failing check raises as a plain ``assert`` would.  Only checks written in the tests cell itself
+    count; the cell's points should be the sum of its checks' points.
+    """
+
+    def __init__(self, points: float, name: str) -> None:
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or not points >= 0:
+            raise ValueError(f"check(points=...) must be a number >= 0, not {points!r}")
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"check(name=...) must be a non-empty string, not {name!r}")
+        self.points, self.name = float(points), name
+
+    def _done(self, error: BaseException | None, frame: FrameType | None) -> bool:
+        guard = _grader()
+        return bool(guard is not None and guard.record(self.name, self.points, error, frame))
+
+    def __enter__(self) -> "check":
+        return self
+
+    def __exit__(self, kind: type | None, error: BaseException | None, tb: TracebackType | None) -> bool:
+        if error is not None and not isinstance(error, Exception):
+            return False                     # KeyboardInterrupt (a time limit), SystemExit: not a verdict
+        return self._done(error, sys._getframe(1)) and error is not None
+
+    def __call__(self, fn: _F) -> _F:
+        frame = sys._getframe(1)
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001  (a failed check, whatever it raised)
+            if not self._done(e, frame):
+                raise
+        else:
+            self._done(None, frame)
+        return fn
+
+
 class WriteItYourself(AssertionError):
     """Raised by a library function the exercise asks the student to write."""
 
@@ -111,7 +165,14 @@ def forbid(*targets: str) -> Iterator[None]:
     or a method such as ``"memlab.graph.ops.elementwise.Elementwise.gradient"``) raise
     :class:`WriteItYourself`: where they are defined, in every loaded ``memlab`` module that imported
     them, and in the notebook's own namespace (``__main__``). Everything is restored afterwards.
+
+    Without targets: the functions the exercise forbids (its solution's ``forbid`` metadata) while
+    ``memlab grade`` runs it, nothing otherwise; visible checks use it so that an answer that
+    delegates earns no partial credit either.
     """
+    if not targets:
+        guard = _grader()
+        targets = tuple(getattr(guard, "answer_forbid", ())) if guard is not None else ()
     swapped: list[tuple[object, str, object]] = []
     originals = []
     for target in targets:
@@ -138,6 +199,45 @@ def forbid(*targets: str) -> Iterator[None]:
     finally:
         for owner, attr, value in reversed(swapped):
             setattr(owner, attr, value)
+
+
+@contextmanager
+def cuda_probe() -> Iterator[dict]:
+    """Within the block, count what Numba's CUDA simulator runs (exercise 14's hidden tests):
+    ``probe["launches"][name]``, the launches of each kernel (by its function's name), and
+    ``probe["shared_reads"]``, the element reads of ``cuda.shared.array`` arrays.  So an answer that
+    computes with numpy, or a kernel that never reads its shared memory, is told apart from one that
+    runs the kernel the question describes.  Needs ``NUMBA_ENABLE_CUDASIM=1``; restored afterwards.
+    """
+    import threading
+    from numba.cuda.simulator import kernel as sim_kernel, kernelapi as sim_api
+    probe: dict = {"launches": {}, "shared_reads": 0}
+    lock = threading.Lock()
+
+    class Counted(np.ndarray):
+        def __getitem__(self, key: object) -> object:
+            with lock:
+                probe["shared_reads"] += 1
+            return np.ndarray.__getitem__(np.asarray(self), key)
+
+    call, array = sim_kernel.FakeCUDAKernel.__call__, sim_api.FakeCUDAShared.array
+
+    def counted_call(self: object, *args: object) -> object:
+        if not getattr(self, "_device", False):
+            name = getattr(getattr(self, "fn", None), "__name__", "?")
+            probe["launches"][name] = probe["launches"].get(name, 0) + 1
+        return call(self, *args)
+
+    def counted_array(self: object, shape: object, dtype: object) -> np.ndarray:
+        return array(self, shape, dtype).view(Counted)
+
+    sim_kernel.FakeCUDAKernel.__call__ = counted_call
+    sim_api.FakeCUDAShared.array = counted_array
+    try:
+        yield probe
+    finally:
+        sim_kernel.FakeCUDAKernel.__call__ = call
+        sim_api.FakeCUDAShared.array = array
 
 
 # ------------------------------------------------------------------------------ exercise helpers

@@ -4,14 +4,17 @@ Gradescope unpacks the zip into ``/autograder/source``, runs ``setup.sh`` once (
 the image, then, for every submission, ``/autograder/run_autograder``, which must write
 ``/autograder/results/results.json``.  The bundle holds:
 
-* ``setup.sh``: installs Python, makes a virtual environment in ``/opt/memlab-venv`` (readable by
-  other users, so the kernel can run as the unprivileged grading user), installs
-  ``requirements.txt`` and memlab's source, then makes the solution readable by root only;
+* ``setup.sh``: makes sure of Python >= 3.10 (installs ``python3.11`` with apt on older images),
+  of venv support (by really making one) and of Graphviz, makes a virtual environment in
+  ``/opt/memlab-venv`` (readable by other users, so the kernel can run as the unprivileged grading
+  user), installs ``requirements.txt`` (only what grading needs) and memlab's source, then makes the
+  solution readable by root only;
 * ``run_autograder``: ``python -m memlab.grading.bundle /autograder``, i.e. :func:`run`: grades the
   submitted notebook with the protections of :func:`memlab.grading.grade` (isolation as root, the
   solution chosen here, limits) and writes results.json, also when the submission is bad;
 * ``requirements.txt``, ``memlab-src/`` (the package and a minimal ``pyproject.toml``),
-  ``solution/<assignment>.ipynb`` and ``autograder.json`` (assignment and time limits).
+  ``solution/<assignment>.ipynb`` and ``autograder.json`` (assignment, time limits, and the
+  visibility of hidden-test results).
 
 ``MEMLAB_AUTOGRADER_ROOT`` (default ``/autograder``) and ``MEMLAB_PYTHON`` let a test run the bundle
 in a fake layout under a temporary directory.
@@ -29,24 +32,58 @@ from ..errors import GradingError
 from .grade import grade, read_solution
 from .results import Result
 
-SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, to build the autograder image.
+SETUP_SH = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, to build the autograder image (its Ubuntu images: pick 22.04).
+# MEMLAB_VENV (default /opt/memlab-venv), MEMLAB_PYTHON3 (default python3) and MEMLAB_APT (default
+# apt-get) let a test run it in a throwaway directory.
 set -euo pipefail
 SRC="$(cd "$(dirname "$0")" && pwd)"
-if ! python3 -m venv --help >/dev/null 2>&1; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+VENV="${MEMLAB_VENV:-/opt/memlab-venv}"
+PY="${MEMLAB_PYTHON3:-python3}"
+APT="${MEMLAB_APT:-apt-get}"
+UPDATED=""
+apt_install() {
+    [ -n "$UPDATED" ] || { "$APT" update -qq; UPDATED=1; }
+    DEBIAN_FRONTEND=noninteractive "$APT" install -y -qq "$@" >/dev/null
+}
+
+# 1. Python >= 3.10 (Ubuntu 20.04 images have 3.8): else python3.11 from apt (deadsnakes if needed).
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
+    echo "memlab: $("$PY" -V 2>&1 || echo "no $PY") is older than 3.10; installing python3.11" >&2
+    if ! apt_install python3.11 python3.11-venv; then
+        apt_install software-properties-common
+        add-apt-repository -y ppa:deadsnakes/ppa >/dev/null
+        "$APT" update -qq
+        apt_install python3.11 python3.11-venv
+    fi
+    PY=python3.11
 fi
-python3 -m venv /opt/memlab-venv
-chmod -R a+rX /opt/memlab-venv
-/opt/memlab-venv/bin/pip install -q --upgrade pip
-/opt/memlab-venv/bin/pip install -q -r "$SRC/requirements.txt"
-/opt/memlab-venv/bin/pip install -q "$SRC/memlab-src"
-chmod -R a+rX /opt/memlab-venv
-# The solution is for root only: the graded code runs as another user and must not read it.
+VER="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+
+# 2. venv support, found by really making one (`python3 -m venv --help` can succeed without it).
+PROBE="$(mktemp -d)"
+if ! "$PY" -m venv "$PROBE/venv" >/dev/null 2>&1; then
+    echo "memlab: $PY cannot make a virtual environment; installing python$VER-venv" >&2
+    apt_install "python$VER-venv" || apt_install python3-venv
+fi
+rm -rf "$PROBE"
+
+# 3. Graphviz's dot (exercises that draw graphs).
+command -v dot >/dev/null 2>&1 || apt_install graphviz
+
+# 4. Only what grading needs (requirements.txt: no JupyterLab, no CUDA toolkit), then memlab.
+"$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip
+"$VENV/bin/python" -m pip install -q -r "$SRC/requirements.txt"
+"$VENV/bin/python" -m pip install -q --no-deps "$SRC/memlab-src"
+chmod -R a+rX "$VENV"
+"$VENV/bin/python" -c 'import memlab.grading, numpy, nbformat, jupyter_client, ipykernel'
+
+# 5. The solution is for root only: the graded code runs as another user and must not read it.
 chown -R root:root "$SRC/solution"
 chmod 700 "$SRC/solution"
 chmod 600 "$SRC/solution/"*.ipynb
+echo "memlab: autograder ready (Python $VER in $VENV)"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -71,14 +108,23 @@ include = ["memlab*"]
 """
 
 
+#: memlab's requirements that grading does not need (a lab, a CUDA toolkit for real GPUs)
+NOT_FOR_GRADING = ("jupyterlab", "numba-cuda", "numba_cuda")
+
+
 def _requirements() -> list[str]:
-    """memlab's own (non-extra) requirements, as installed; a minimal list if it is not installed."""
+    """memlab's own (non-extra) requirements that grading needs, as installed (a minimal list if memlab
+    is not installed): not JupyterLab, not numba-cuda (exercise 14 runs in Numba's own simulator)."""
+    import re
     try:
         from importlib.metadata import requires
         reqs = [r for r in (requires("memlab") or []) if "extra ==" not in r]
     except Exception:  # noqa: BLE001  (not installed as a distribution)
         reqs = []
-    return reqs or ["numpy>=1.24", "scipy>=1.9", "ipykernel>=6.0", "nbformat>=5.7", "jupyter_client>=8"]
+    name = re.compile(r"[A-Za-z0-9._-]+")
+    reqs = [r for r in reqs if name.match(r.strip()).group().lower() not in NOT_FOR_GRADING]
+    return reqs or ["numpy>=1.24", "scipy>=1.9", "matplotlib>=3.7", "graphviz>=0.20", "ipywidgets>=8.0",
+                    "ipykernel>=6.0", "nbformat>=5.7", "jupyter_client>=8", "numba>=0.59", "tqdm>=4.64"]
 
 
 def _version() -> str:
@@ -89,11 +135,17 @@ def _version() -> str:
         return "0.0.0"
 
 
-def write_bundle(solution, output, *, timeout: float = 30.0, total_timeout: float = 600.0) -> Path:
+def write_bundle(solution, output, *, timeout: float = 30.0, total_timeout: float = 600.0,
+                 hidden_visibility: str = "visible") -> Path:
     """Write the Gradescope autograder zip for *solution* to *output*; returns its path.
 
-    The solution is validated first (:class:`GradingError` if it is not a memlab solution notebook).
+    *hidden_visibility* is Gradescope's ``visibility`` of what hidden tests decide (``after_published``
+    keeps it from students until the grades are published).  The solution is validated first
+    (:class:`GradingError` if it is not a memlab solution notebook).
     """
+    from .results import VISIBILITIES
+    if hidden_visibility not in VISIBILITIES:
+        raise GradingError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, not {hidden_visibility!r}")
     sol_path = Path(solution)
     sol = read_solution(sol_path)
     if timeout <= 0 or total_timeout <= 0:
@@ -104,7 +156,8 @@ def write_bundle(solution, output, *, timeout: float = 30.0, total_timeout: floa
     out.parent.mkdir(parents=True, exist_ok=True)
     package = Path(__file__).resolve().parents[1]
     reqs = _requirements()
-    settings = {"assignment": sol.assignment, "timeout": timeout, "total_timeout": total_timeout}
+    settings = {"assignment": sol.assignment, "timeout": timeout, "total_timeout": total_timeout,
+                "hidden_visibility": hidden_visibility}
 
     def add(zf: zipfile.ZipFile, name: str, data: bytes | str, mode: int = 0o644) -> None:
         info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
@@ -148,6 +201,7 @@ def run(root="/autograder") -> Result | None:
     settings = json.loads((root / "source" / "autograder.json").read_text())
     assignment = settings["assignment"]
     results = root / "results" / "results.json"
+    visibility = settings.get("hidden_visibility", "visible")
     results.parent.mkdir(parents=True, exist_ok=True)
     solution = root / "source" / "solution" / f"{assignment}.ipynb"
     try:
@@ -155,12 +209,12 @@ def run(root="/autograder") -> Result | None:
     except GradingError as e:
         max_score = read_solution(solution).max_score
         Result.failed(root / "submission", str(e), max_score, assignment,
-                      execution_time=time.monotonic() - t0).write_json(results)
+                      execution_time=time.monotonic() - t0).write_json(results, visibility)
         print(f"memlab autograder: {e}", file=sys.stderr)
         return None
     try:
         result = grade(notebook, solution=solution, json_path=results, timeout=float(settings["timeout"]),
-                       total_timeout=float(settings["total_timeout"]))
+                       total_timeout=float(settings["total_timeout"]), hidden_visibility=visibility)
     except GradingError as e:       # grade() has written a score-0 results.json
         print(f"memlab autograder: {e}", file=sys.stderr)
         return None

@@ -16,8 +16,8 @@ from .isolate import Sandbox
 from .kernel import Kernel
 from .notebook import KEY, Solution, cell_meta, notebook_assignment, parse_solution, reads_notebook
 from .plan import plan
-from .results import Result, redact
-from .session import Session
+from .results import VISIBILITIES, Result, redact
+from .session import Limits, Session
 
 
 def find_solution(notebook: Path, assignment: str | None = None, solution=None, *,
@@ -112,22 +112,29 @@ def load(notebook, solution=None, assignment: str | None = None, official: bool 
 def grade(notebook, solution=None, *, assignment: str | None = None, timeout: float = 30.0,
           total_timeout: float = 600.0, json_path=None, max_restarts: int = 5, max_output: int = 20_000,
           startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None,
-          memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None) -> Result:
+          memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None,
+          hidden_visibility: str = "visible", slot: int = 0) -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
-    *solution* is the solution notebook (or a directory of them, with *assignment*); it is required
+    *solution* is the solution notebook (or a directory of them, with *assignment*, or a parsed
+    :class:`~memlab.grading.notebook.Solution`); it is required
     with *json_path* (an official grade), else ``solutions/<assignment>.ipynb`` in the current
     directory.  *timeout* bounds each cell, *total_timeout* the whole run (tests not run by then
     score 0).  *json_path* receives Gradescope's results.json, also when the input is bad (score 0,
     the error as output).  *isolate* (default: when root) runs the kernel as an unprivileged user in a
     private directory (:mod:`.isolate`).  *memory_limit* bounds the kernel's address space, in bytes
     (None: no limit).  *progress* receives one line per question as soon as its tests have run.
+    *hidden_visibility* is Gradescope's ``visibility`` for what hidden tests decide in results.json.
+    *slot* picks the grading user when isolated (parallel workers use one each, see :mod:`.batch`).
     The notebook file is read once and never written.  Raises :class:`GradingError` for bad input
     (not for anything the student's code does).  If results.json cannot be written at the end, the
     result says why in ``json_error``: the grade is returned, never lost.
     """
     t_start = time.monotonic()
     max_score, sol_path = 0.0, None
+    if hidden_visibility not in VISIBILITIES:
+        raise GradingError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
+                           f"not {hidden_visibility!r}")
     try:
         if memory_limit is not None and memory_limit < 256 << 20:
             raise GradingError(f"memory_limit must be at least 256 MB (or None), not {memory_limit!r} bytes")
@@ -135,23 +142,26 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
             raise GradingError(f"time limits must be positive, not timeout={timeout!r}, "
                                f"total_timeout={total_timeout!r}")
         preloaded = None
-        if solution is not None or json_path is not None:
+        if isinstance(solution, Solution):          # already read (memlab check-work)
+            sol_path, preloaded = solution.path, (solution.path, solution)
+            max_score = solution.max_score
+        elif solution is not None or json_path is not None:
             sol_path = find_solution(Path(notebook), assignment, solution, official=json_path is not None)
             preloaded = (sol_path, read_solution(sol_path))
             max_score = preloaded[1].max_score
         raw, nb, sol_path, sol = load(notebook, solution, assignment, preloaded=preloaded)
         max_score = sol.max_score
         steps, answers_of, notes = plan(nb.cells, sol)
-        with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path) as box:
+        with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path, slot=slot) as box:
             kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
                             popen_kwargs=box.popen_kwargs)
             kernel.connection_dir = box.connection_dir
             rlimits = dict(box.rlimits)
             if memory_limit is not None:
                 rlimits["RLIMIT_AS"] = int(memory_limit)
-            session = Session(kernel, sol, nb.cells, timeout=timeout, total_timeout=total_timeout,
-                              deadline=t_start + total_timeout, max_restarts=max_restarts,
-                              max_output=max_output, rlimits=rlimits, progress=progress)
+            limits = Limits(timeout=timeout, total_timeout=total_timeout, deadline=t_start + total_timeout,
+                            max_restarts=max_restarts, max_output=max_output, rlimits=rlimits)
+            session = Session(kernel, sol, nb.cells, limits, progress=progress)
             try:
                 session.start()
                 session.run(steps)
@@ -161,7 +171,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     except GradingError as e:
         if json_path is not None:
             Result.failed(notebook, str(e), max_score, solution=sol_path,
-                          execution_time=time.monotonic() - t_start).write_json(json_path)
+                          execution_time=time.monotonic() - t_start).write_json(json_path, hidden_visibility)
         raise
     for q, idx in answers_of.items():
         if not idx and sol.questions[q].answers:
@@ -178,7 +188,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         notes=[redact(n, secrets) for n in box.notes + notes + session.notes])
     if json_path is not None:
         try:
-            result.write_json(json_path)
+            result.write_json(json_path, hidden_visibility)
         except OSError as e:
             result.json_error = f"{e.strerror or e}"
     return result

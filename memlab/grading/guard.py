@@ -10,21 +10,25 @@ from pathlib import Path
 
 from .notebook import TestCell
 
-SOURCE = (Path(__file__).with_name("inkernel.py")).read_text(encoding="utf-8")
+#: inkernel.py, then inkernel_extra.py: one source, run in one fresh namespace in the kernel
+SOURCE = "\n\n".join(Path(__file__).with_name(name).read_text(encoding="utf-8")
+                      for name in ("inkernel.py", "inkernel_extra.py"))
 
 #: Finds the guard without a name a student could rebind: the first class of that name ever made.
 FIND = '[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == "_MemlabGuard"][0]'
 
 TAMPERED = "MemlabTampered"
 FAILED = "MemlabTestFailed"
+CHECKS = "MemlabChecks"
 
 
-def setup_code(rlimits: dict[str, int] | None = None) -> str:
+def setup_code(rlimits: dict[str, int] | None = None, forbid: tuple[str, ...] = ()) -> str:
     """Defines the guard, lowers the kernel's *rlimits* (``{"RLIMIT_AS": bytes}``: its children
     inherit them, and an unprivileged kernel cannot raise them again) and records the originals;
-    runs before any student cell."""
+    runs before any student cell.  The library functions named in *forbid* refuse to run while
+    student cells run (the solution's ``forbid`` metadata), so no answer can tabulate them."""
     return ("(lambda g: (exec(compile(g['__source__'], '<memlab guard>', 'exec'), g), "
-            f"g['_MemlabGuard'].setup(get_ipython(), {dict(rlimits or {})!r}), "
+            f"g['_MemlabGuard'].setup(get_ipython(), {dict(rlimits or {})!r}, {tuple(forbid)!r}), "
             "__import__('sys').__dict__.setdefault("
             "'_memlab_guard_keep', g)))({'__name__': '_memlab_guard', '__file__': '<memlab guard>', "
             f"'__source__': {SOURCE!r}}})\n")
@@ -32,7 +36,7 @@ def setup_code(rlimits: dict[str, int] | None = None) -> str:
 
 def check_code(what: str) -> str:
     """Restores what the previous cell replaced; its reply is an error naming it, if anything was."""
-    return f"{FIND}.check({what!r})\n"
+    return f"{FIND}.check({what!r}, rearm=True)\n"
 
 
 def forget_code() -> str:

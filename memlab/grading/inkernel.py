@@ -17,11 +17,14 @@ name in the user namespace or in ``builtins`` leads to it) and:
 * :meth:`_MemlabGuard.forget` removes what could leak the tests' source afterwards (IPython's
   linecache entries, ``sys.last_traceback`` and friends).
 
-This is defence in depth, not a sandbox: the kernel is the student's process.  What keeps the
+The watched functions' insides and the feedback rules live in ``inkernel_extra.py``, sent with this
+file as one source.  This is defence in depth, not a sandbox: the kernel is the student's process.  What keeps the
 solution and results.json safe is :mod:`memlab.grading.isolate` (another user, a private directory).
 """
 import builtins as _b
 import importlib as _importlib
+import json as _json
+import secrets as _secrets
 import linecache as _linecache
 import sys as _sys
 import traceback as _tb
@@ -38,14 +41,19 @@ _BaseException, _KeyboardInterrupt, _AssertionError = _b.BaseException, _b.Keybo
     _b.AssertionError
 _callable, _getattr, _hasattr, _ModuleType = _b.callable, _b.getattr, _b.hasattr, _type(_sys)
 _print = _b.print
-
-
+_dumps, _token_hex, _float, _min, _max = _json.dumps, _secrets.token_hex, _b.float, _b.min, _b.max
 class MemlabTampered(Exception):
     """Raised by the guard: the answers replaced what the tests rely on."""
 
 
 class MemlabTestFailed(Exception):
     """Raised by :meth:`_MemlabGuard.run_test` when the tests cell failed; the message is the feedback."""
+
+
+class MemlabChecks(Exception):
+    """Raised by :meth:`_MemlabGuard.run_test` for a tests cell made of ``memlab.testing.check``
+    blocks: the message is JSON, ``{"checks": [[name, points, passed, feedback, hidden], ...], "error": ...}``
+    (``error``: the feedback of an exception raised outside every check, or null)."""
 
 
 def _public(name):
@@ -57,14 +65,17 @@ class _MemlabGuard:
     modules = {}        # module name -> (module, its dict, {public name: value})
     classes = []        # (label, class, {name: value})
     instances = []      # (label, object, set of class function names, set of instance keys at start)
+    functions = {}      # id -> (label, function, _inside(function)): their insides are watched too
     meta_path = []
     seen_ids = set()
     staged = {}         # tests cell name -> (source, hidden line numbers), until it runs
+    recording = None    # while a tests cell runs: (its code's file name, visible lines, hidden, checks)
     shell = None
 
     @classmethod
-    def setup(cls, shell, rlimits=None):
-        """Lower the kernel's *rlimits*, import the watched modules and record the originals."""
+    def setup(cls, shell, rlimits=None, forbid=()):
+        """Lower the kernel's *rlimits*, import the watched modules and record the originals; then
+        refuse the library functions named in *forbid* while student cells run (see :meth:`arm`)."""
         import resource
         for name, value in (rlimits or {}).items():
             which = getattr(resource, name)
@@ -73,6 +84,8 @@ class _MemlabGuard:
             resource.setrlimit(which, (value, value))
         for name in _WATCHED:
             _importlib.import_module(name)
+        global _LIBRARY_DIRS
+        _LIBRARY_DIRS = _library_dirs()
         cls.shell = shell
         # exit() and quit() would stop the kernel a moment after the cell (ipykernel's ask_exit):
         # while grading they only say they were ignored, so the other answers are still graded.
@@ -91,6 +104,58 @@ class _MemlabGuard:
             cls.instances.append((label, obj, funcs, set(_vars(obj))))
         ExecutionResult = _importlib.import_module("IPython.core.interactiveshell").ExecutionResult
         cls._snap_class("IPython.core.interactiveshell.ExecutionResult", ExecutionResult, True)
+        cls.answer_forbid = tuple(forbid)
+        if forbid:
+            # Load every module of the forbidden functions' packages first, so that none imports a
+            # refusing stand-in while armed (it would keep it).
+            import pkgutil
+            for target in forbid:
+                parts = target.split(".")
+                try:
+                    package = _importlib.import_module(".".join(parts[:2]))
+                except ImportError:
+                    continue
+                if not _hasattr(package, "__path__"):
+                    continue
+                for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+                    _importlib.import_module(info.name)
+            cls._snap_new_modules()
+        cls.arm()
+
+    armed = None            # memlab.testing.forbid's context while student cells run
+    answer_forbid = ()
+
+    @classmethod
+    def arm(cls):
+        """From now until :meth:`disarm`, the library functions the exercise forbids refuse to run."""
+        if cls.answer_forbid and cls.armed is None:
+            testing = _importlib.import_module("memlab.testing")
+            before = [testing._resolve(t)[2] for t in cls.answer_forbid]
+            ctx = testing.forbid(*cls.answer_forbid)
+            ctx.__enter__()
+            after = [testing._resolve(t)[2] for t in cls.answer_forbid]
+            cls.armed = (ctx, {id(r): (r, o) for o, r in zip(before, after) if r is not o})
+
+    @classmethod
+    def disarm(cls):
+        """Put the forbidden functions back (before a check, and while the tests run), also where a
+        module imported while they were refused took a stand-in."""
+        armed, cls.armed = cls.armed, None
+        if armed is None:
+            return
+        ctx, standins = armed
+        try:
+            ctx.__exit__(None, None, None)
+        except _BaseException:  # noqa: BLE001  (restore() puts back whatever is left)
+            pass
+        for name, mod in _list(_sys.modules.items()):
+            if not _isinstance(mod, _ModuleType) or not (name == "__main__" or name.startswith("memlab")):
+                continue
+            d = _vars(mod)
+            for k, v in _list(d.items()):
+                hit = standins.get(id(v))
+                if hit is not None and hit[0] is v:
+                    d[k] = hit[1]
 
     @classmethod
     def _snap_class(cls, label, k, callables_only=False):
@@ -99,6 +164,15 @@ class _MemlabGuard:
         cls.seen_ids.add(id(k))
         cls.classes.append((label, k, {n: v for n, v in _vars(k).items()
                                        if not callables_only or _callable(v)}, callables_only))
+        if not callables_only:
+            for n, v in _list(_vars(k).items()):
+                for f in _functions_of(v):
+                    cls._snap_function(label + "." + n, f)
+
+    @classmethod
+    def _snap_function(cls, label, f):
+        if id(f) not in cls.functions:
+            cls.functions[id(f)] = (label, f, _inside(f))
 
     @classmethod
     def _snap_new_modules(cls):
@@ -112,6 +186,9 @@ class _MemlabGuard:
             keep = {k: v for k, v in d.items() if (_public(k) or (name == "builtins" and k in _PRIVATE_BUILTINS))
                     and not (name == "builtins" and k in _KERNEL_OWNED)}
             cls.modules[name] = (mod, d, keep)
+            for k, v in keep.items():
+                for f in _functions_of(v):
+                    cls._snap_function(name + "." + k, f)
             if name.startswith("memlab"):
                 for v in keep.values():
                     if _isinstance(v, _type) and (v.__module__ or "").startswith("memlab"):
@@ -148,16 +225,22 @@ class _MemlabGuard:
             for n in [n for n in d if n in funcs and n not in start]:
                 del d[n]
                 changed.append(f"{label}'s {n}")
+        for label, f, (code, defaults, kw, kw_items, cells, attrs) in cls.functions.values():
+            changed.extend(_restore_function(label, f, code, defaults, kw, kw_items, cells, attrs))
         if _sys.meta_path != cls.meta_path or _len(_sys.meta_path) != _len(cls.meta_path):
             _sys.meta_path[:] = cls.meta_path
             changed.append("sys.meta_path")
         return changed
 
     @classmethod
-    def check(cls, when="this cell"):
-        """Restore; raise :class:`MemlabTampered` naming what *when* replaced (if anything)."""
+    def check(cls, when="this cell", rearm=False):
+        """Restore; raise :class:`MemlabTampered` naming what *when* replaced (if anything).
+        *rearm*: student cells come next (see :meth:`arm`)."""
+        cls.disarm()
         changed = cls.restore()
         cls._snap_new_modules()
+        if rearm:
+            cls.arm()
         if changed:
             shown = ", ".join(_sorted(set(changed))[:12]) + (" ..." if _len(set(changed)) > 12 else "")
             raise MemlabTampered(f"{when} replaced what the tests rely on: {shown}") from None
@@ -191,56 +274,48 @@ class _MemlabGuard:
         """
         cls.check("an earlier cell")
         source, hidden = cls.staged.pop(name)
-        code = _compile(source, name, "exec")
+        # The code's file name tells the tests' frames from the answers' (a check counts only when
+        # the tests cell itself opens it); the random part keeps answers from compiling look-alikes.
+        fname = "%s %s>" % (name[:-1], _token_hex(8))
+        code = _compile(source, fname, "exec")
         visible = [line if i not in hidden else "" for i, line in enumerate(source.split("\n"), 1)]
         del source
         ns = _dict(cls.shell.user_ns) if cls.shell is not None else _dict(_vars(_sys.modules["__main__"]))
         ns["__builtins__"] = _b
         ns["__name__"] = "__main__"
-        message = None
+        message, checks = None, []
+        cls.recording = (fname, visible, hidden, checks)
         try:
             _exec(code, ns)
         except _BaseException as e:  # noqa: BLE001  (every failure is a verdict)
-            message = _feedback(e, name, visible, hidden)
+            message = _feedback(e, fname, visible, hidden)
         finally:
+            cls.recording = None
             ns.clear()
             cls.forget()
         cls.check("the answers, while the tests ran,")
+        if checks:
+            share = _max(300, 15000 // _len(checks))
+            raise MemlabChecks(_dumps({"checks": [[n, p, ok, m[:share], h] for n, p, ok, m, h in checks[:60]],
+                                       "error": message})) from None
         if message is not None:
             raise MemlabTestFailed(message) from None
+
+    @classmethod
+    def record(cls, name, points, error, frame):
+        """Record one ``memlab.testing.check`` block of the running tests cell (*error*: what it raised,
+        or None); True when recorded (the check is then scored, not raised).  A check opened anywhere
+        but in the tests cell's own code (an answer calling ``check`` itself) is not recorded."""
+        r = cls.recording
+        if r is None or frame is None or frame.f_code.co_filename != r[0]:
+            return False
+        fname, visible, hidden, checks = r
+        msg = "" if error is None else _feedback(error, fname, visible, hidden)
+        checks.append((_str(name)[:200], _min(_max(_float(points), 0.0), 1e6), error is None, msg,
+                       frame.f_lineno in hidden))
+        return True
 
 
 def _ignore_exit():
     _print("memlab grader: exit() and quit() are ignored while grading; the kernel keeps running",
            file=_sys.stderr)
-
-
-def _feedback(e, name, lines, hidden):
-    """What a student may see of a failed test: the exception, and visible test lines only."""
-    frames = _tb.extract_tb(e.__traceback__)
-    mine = [f for f in frames if f.filename == name]
-    where_hidden = any(f.lineno in hidden for f in mine)
-    try:
-        what = "".join(_tb.format_exception_only(_type(e), e)).strip()
-    except _BaseException:  # noqa: BLE001  (a __str__ that raises)
-        what = _type(e).__name__
-    what = what[:2000] + (" ... [clipped]" if _len(what) > 2000 else "")
-    if _isinstance(e, _KeyboardInterrupt):
-        what = "KeyboardInterrupt (the time limit passed)"
-    if where_hidden:
-        return "a hidden test failed: " + what
-
-    def src(f):
-        return lines[f.lineno - 1].strip() if f.lineno and 0 < f.lineno <= _len(lines) else ""
-    msg = what
-    if _isinstance(e, _AssertionError) and not _str(e) and mine:
-        msg = "assertion failed: " + src(mine[-1])
-    if mine:
-        msg += "\n  at test line %d: %s" % (mine[-1].lineno, src(mine[-1]))
-    last = max((i for i, f in enumerate(frames) if f.filename == name), default=-1)
-    theirs = [f for f in frames[last + 1:] if f.filename != __file__]
-    if theirs:
-        msg += "\n  in your code:"
-        for f in theirs[-4:]:
-            msg += "\n    %s, line %s: %s" % (f.name, f.lineno, (f.line or "").strip()[:200])
-    return msg

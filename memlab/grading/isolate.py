@@ -42,20 +42,27 @@ def can_isolate() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def grader_user() -> tuple[int, int, str]:
-    """``(uid, gid, name)`` of the unprivileged grading user, creating ``memlab-grader`` if missing."""
+def user_name(slot: int = 0) -> str:
+    """The grading user of worker *slot* (``memlab grade-all --jobs``): ``memlab-grader``, then
+    ``memlab-grader-1``, ...; each has its own lock, so parallel workers never share a user."""
+    return USER if slot == 0 else f"{USER}-{int(slot)}"
+
+
+def grader_user(slot: int = 0) -> tuple[int, int, str]:
+    """``(uid, gid, name)`` of the unprivileged grading user of *slot*, creating it if missing."""
+    name = user_name(slot)
     try:
-        p = pwd.getpwnam(USER)
-        return p.pw_uid, p.pw_gid, USER
+        p = pwd.getpwnam(name)
+        return p.pw_uid, p.pw_gid, name
     except KeyError:
         pass
     useradd = shutil.which("useradd") or "/usr/sbin/useradd"
     if os.path.exists(useradd):
         subprocess.run([useradd, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-                        "--shell", "/usr/sbin/nologin", USER], capture_output=True, timeout=60)
+                        "--shell", "/usr/sbin/nologin", name], capture_output=True, timeout=60)
         try:
-            p = pwd.getpwnam(USER)
-            return p.pw_uid, p.pw_gid, USER
+            p = pwd.getpwnam(name)
+            return p.pw_uid, p.pw_gid, name
         except KeyError:
             pass
     p = pwd.getpwnam("nobody")
@@ -214,8 +221,9 @@ class Sandbox:
     """Where and as whom the kernel runs; a context manager (see the module docstring)."""
 
     def __init__(self, notebook: Path, data: bytes, isolate: bool | None = None, env: dict | None = None,
-                 solution: Path | None = None):
+                 solution: Path | None = None, slot: int = 0):
         self.notebook, self.data, self.base_env = notebook, data, env
+        self.slot = slot
         self.want = can_isolate() if isolate is None else isolate
         self.solution = solution
         self.isolated = False
@@ -240,14 +248,17 @@ class Sandbox:
         if not can_isolate():
             from ..errors import GradingError
             raise GradingError("isolation was asked for, but only root can run the kernel as another user")
-        uid, gid, name = grader_user()
+        uid, gid, name = grader_user(self.slot)
         why = user_can_run_kernel(uid, gid)
         if why:
             self.notes.append(f"not isolated: the user {name} cannot start this interpreter's kernel "
                               f"({why}); make the Python environment readable by other users")
             return self
-        self._lock = open(LOCK if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
-                          "memlab-grader.lock"), "a")
+        # one lock per grading user ('nobody', the fallback, is shared: its runs take turns)
+        lock = LOCK if self.slot == 0 or name == "nobody" else \
+            LOCK.replace(".lock", f"-{int(self.slot)}.lock")
+        self._lock = open(lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
+                          os.path.basename(lock)), "a")
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._user = (uid, gid, name)
         kill_all(uid, gid)                 # leftovers of a run that was itself killed

@@ -83,8 +83,6 @@ def cell_meta(cell) -> dict | None:
     return m if isinstance(m, dict) else None
 
 
-# ----------------------------------------------------------------------------------------- markers
-
 def find_regions(source: str, kind: str, where: str) -> list[tuple[int, int, str]]:
     """The marked regions of *kind* (``"SOLUTION"`` or ``"HIDDEN TESTS"``) in *source*.
 
@@ -114,6 +112,7 @@ def find_regions(source: str, kind: str, where: str) -> list[tuple[int, int, str
 
 
 def has_marker(source: str, kind: str) -> bool:
+    """Whether *source* has a marker line of *kind*."""
     return any((m := _MARKER.match(line)) and m["kind"] == kind for line in source.split("\n"))
 
 
@@ -154,8 +153,6 @@ def strip_hidden(source: str, where: str) -> str:
     return "\n".join(out)
 
 
-# ------------------------------------------------------------------------------------------ schema
-
 @dataclass
 class AnswerCell:
     id: str
@@ -173,6 +170,7 @@ class TestCell:
     index: int          # position in the solution notebook
     source: str         # the full source, hidden tests included
     hidden: set[int] = field(default_factory=set)   # 1-based line numbers that are hidden
+    hidden_removed: bool = False    # an exercise's tests cell whose hidden tests 'memlab assign' removed
 
     @property
     def name(self) -> str:
@@ -200,6 +198,7 @@ class Solution:
     questions: dict[str, Question]          # in notebook order
     tests: list[TestCell]                   # in notebook order
     answers: dict[str, AnswerCell]          # answer cell id -> cell
+    forbid: tuple[str, ...] = ()            # library functions refused while student cells run
 
     @property
     def max_score(self) -> float:
@@ -220,17 +219,19 @@ def notebook_assignment(nb, where: str) -> str | None:
     return a
 
 
-def parse_solution(nb, path: os.PathLike | str | None = None) -> Solution:
+def parse_solution(nb, path: os.PathLike | str | None = None, exercise: bool = False) -> Solution:
     """Validate an instructor notebook against the schema and index its questions.
 
-    Raises :class:`GradingError` naming the notebook, the cell and what is wrong.
+    *exercise*: accept a student notebook written by ``memlab assign`` (its visible tests are then
+    the tests: ``memlab check-work``).  Raises :class:`GradingError` naming the notebook, the cell
+    and what is wrong.
     """
     where = _where(path)
     assignment = notebook_assignment(nb, where)
     if assignment is None:
         raise GradingError(f"{where}: the notebook has no memlab metadata (nb.metadata['{KEY}'] = "
                            "{'assignment': ...}); it is not a memlab solution notebook")
-    if "generated_sha256" in nb.metadata[KEY]:
+    if "generated_sha256" in nb.metadata[KEY] and not exercise:
         raise GradingError(f"{where}: is an exercise written by 'memlab assign', not a solution notebook")
     answers: dict[str, AnswerCell] = {}
     tests: list[TestCell] = []
@@ -282,7 +283,8 @@ def parse_solution(nb, path: os.PathLike | str | None = None) -> Solution:
             title = meta.get("title", "")
             if not isinstance(title, str):
                 raise GradingError(f"{cw}: 'title' must be a string, not {title!r}")
-            tests.append(TestCell(cid, q, pts, title, i, src, hidden_lines(src, cw)))
+            tests.append(TestCell(cid, q, pts, title, i, src, hidden_lines(src, cw),
+                                  hidden_removed=bool(meta.get("hidden"))))
         else:
             raise GradingError(f"{cw}: memlab cell 'kind' must be '{ANSWER}' or '{TESTS}', not {kind!r}")
     if not answers and not tests:
@@ -297,14 +299,18 @@ def parse_solution(nb, path: os.PathLike | str | None = None) -> Solution:
         qq.tests.append(t)
         if not qq.title and t.title:
             qq.title = t.title
-    return Solution(Path(path) if path is not None else None, nb, assignment, questions, tests, answers)
+    forbid = nb.metadata[KEY].get("forbid", [])
+    if not isinstance(forbid, list) or not all(isinstance(f, str) and re.fullmatch(r"[A-Za-z_][\w.]*", f)
+                                               for f in forbid):
+        raise GradingError(f"{where}: '{KEY}.forbid' must list dotted names of functions, not {forbid!r}")
+    return Solution(Path(path) if path is not None else None, nb, assignment, questions, tests, answers,
+                    tuple(forbid))
 
 
 def load_solution(path: os.PathLike | str) -> Solution:
+    """Read and validate the solution notebook at *path*."""
     return parse_solution(read_notebook(path), path)
 
-
-# -------------------------------------------------------------------------------------- exercises
 
 def content_hash(nb) -> str:
     """A hash of what a student writes in a notebook: cell types, sources, memlab metadata.
@@ -347,6 +353,8 @@ def make_exercise(sol: Solution) -> nbformat.NotebookNode:
             src = strip_solution(src, cw, markdown=cell.cell_type == "markdown")
             cmeta["deletable"] = False
         elif m is not None and m.get("kind") == TESTS:
+            if hidden_lines(src, cw):
+                cmeta[KEY]["hidden"] = True        # memlab check-work says these run at grading
             src = strip_hidden(src, cw)
             if not src.strip():
                 src = "# The tests of this question are hidden: they run when the notebook is graded."
@@ -364,6 +372,8 @@ def make_exercise(sol: Solution) -> nbformat.NotebookNode:
         new["id"] = _cell_id(cell.get("id"), i, used)
         nb.cells.append(new)
     nb.metadata[KEY] = nbformat.from_dict({"assignment": sol.assignment})
+    if sol.forbid:
+        nb.metadata[KEY]["forbid"] = list(sol.forbid)
     nb.metadata[KEY]["generated_sha256"] = content_hash(nb)
     return nb
 

@@ -1,7 +1,13 @@
 """The order ``memlab grade`` runs things in: the student's cells, and the solution's tests cells."""
 from __future__ import annotations
 
-from .notebook import ANSWER, TESTS, Solution, cell_meta
+from typing import Literal, Union
+
+from .notebook import ANSWER, TESTS, Solution, TestCell, cell_meta
+
+#: What a step of the plan runs: one of the student's cells (by index), or one of the solution's tests cells.
+StepKind = Literal["cell", "test"]
+Step = Union[tuple[Literal["cell"], int], tuple[Literal["test"], TestCell]]
 
 
 def question_of(meta: dict, sol: Solution) -> str | None:
@@ -13,7 +19,7 @@ def question_of(meta: dict, sol: Solution) -> str | None:
     return q if isinstance(q, str) and q in sol.questions else None
 
 
-def plan(cells, sol: Solution) -> tuple[list, dict[str, list[int]], list[str]]:
+def plan(cells, sol: Solution) -> tuple[list[Step], dict[str, list[int]], list[str]]:
     """The student's code cells in their order (minus their copies of tests cells), then every tests
     cell of the solution, in the solution's order.
 
@@ -24,7 +30,7 @@ def plan(cells, sol: Solution) -> tuple[list, dict[str, list[int]], list[str]]:
     """
     answers_of: dict[str, list[int]] = {q: [] for q in sol.questions}
     copies: set[str] = set()
-    steps: list = []
+    steps: list[Step] = []
     for i, c in enumerate(cells):
         m = cell_meta(c) or {}
         if m.get("kind") == ANSWER:

@@ -5,11 +5,19 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 
 #: The most characters of text kept from one cell, and in a whole results.json.
 CELL_TEXT_LIMIT = 20_000
 TOTAL_TEXT_LIMIT = 300_000
+#: What happened to a tests cell (``partial``: some of its checks failed; see :class:`TestResult`).
+TestStatus = Literal["not run", "passed", "partial", "failed", "failed (hidden tests)", "tampered", "timeout",
+                     "kernel died"]
+#: What happened to a student cell: the kernel's reply, or none in time, or a dead kernel.
+CellStatus = Literal["ok", "error", "timeout", "dead"]
+#: Gradescope's visibility of a test's result.
+VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
 
 
 def _num(x: float) -> float | int:
@@ -33,6 +41,17 @@ def redact(text: str, secrets: list[str]) -> str:
 
 
 @dataclass
+class CheckResult:
+    """One ``memlab.testing.check`` block of a tests cell (partial credit)."""
+    name: str
+    max_score: float
+    passed: bool
+    output: str = ""
+    score: float = 0.0
+    hidden: bool = False        # written in the cell's hidden tests
+
+
+@dataclass
 class TestResult:
     """One tests cell of the solution, run against the student's notebook."""
     id: str
@@ -40,9 +59,12 @@ class TestResult:
     title: str
     max_score: float
     score: float = 0.0
-    status: str = "not run"     # passed, failed, error in hidden tests, timeout, kernel died, not run
+    status: TestStatus = "not run"
     output: str = ""            # feedback for the student (hidden test code is never shown)
     seconds: float = 0.0
+    checks: list[CheckResult] = field(default_factory=list)   # its check blocks, if it has any
+    rest_max: float = 0.0       # the cell's points that no check holds
+    hidden: bool = False        # the cell has hidden tests
 
     @property
     def passed(self) -> bool:
@@ -69,7 +91,7 @@ class CellRun:
     index: int                  # position in the student's notebook
     kind: str                   # "answer", "code"
     id: str | None
-    status: str                 # ok, error, timeout, dead
+    status: CellStatus
     error: str = ""
     seconds: float = 0.0
 
@@ -90,6 +112,9 @@ class Result:
     notes: list[str] = field(default_factory=list)
     error: str = ""             # bad input: why nothing was graded
     json_error: str = ""        # results.json could not be written (the grade itself stands)
+    self_check: bool = False    # memlab check-work: the notebook's own visible checks, not a grade
+    hidden_after: set[str] = field(default_factory=set)   # tests cells whose hidden part runs at grading
+    only_hidden: set[str] = field(default_factory=set)    # tests cells with no visible check at all
 
     @classmethod
     def failed(cls, notebook, error: str, max_score: float = 0, assignment: str = "", solution=None,
@@ -105,8 +130,11 @@ class Result:
 
     def table(self) -> str:
         """A plain-text score table, one line per test cell, then the total."""
-        rows = [(t.question, t.title or t.id, f"{_num(t.score)}/{_num(t.max_score)}", t.status)
-                for t in self.tests]
+        rows = []
+        for t in self.tests:
+            rows.append((t.question, t.title or t.id, f"{_num(t.score)}/{_num(t.max_score)}", t.status))
+            rows += [("", f"  {c.name}", f"{_num(c.score)}/{_num(c.max_score)}",
+                      "passed" if c.passed else "failed") for c in t.checks]
         head = ("question", "test", "score", "status")
         w = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(3)]
         fmt = f"{{:<{w[0]}}}  {{:<{w[1]}}}  {{:>{w[2]}}}  {{}}"
@@ -116,11 +144,32 @@ class Result:
         lines.append(fmt.format("total", "", f"{_num(self.score)}/{_num(self.max_score)}", ""))
         return "\n".join(line.rstrip() for line in lines)
 
+    def self_check_table(self) -> str:
+        """``memlab check-work``'s table: per question, whether its visible checks pass, and that
+        hidden tests run when the work is submitted."""
+        rows = []
+        for q in self.questions.values():
+            mine = [t for t in self.tests if t.question == q.id]
+            visible = [t for t in mine if t.id not in self.only_hidden]
+            checks = sum(len(t.checks) or 1 for t in visible)
+            passed = sum((sum(c.passed for c in t.checks) if t.checks else t.passed) for t in visible)
+            verdict = f"{passed}/{checks} visible check(s) pass" if visible else "no visible checks"
+            hidden = any(t.id in self.hidden_after for t in mine)
+            rows.append((q.id, q.title or "", verdict, "hidden tests run when you submit" if hidden else ""))
+        head = ("question", "title", "your answers", "")
+        w = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(3)]
+        fmt = f"{{:<{w[0]}}}  {{:<{w[1]}}}  {{:<{w[2]}}}  {{}}"
+        lines = [f"{self.notebook}: your answers against the checks this notebook shows (not a grade)",
+                 fmt.format(*head), fmt.format("-" * w[0], "-" * w[1], "-" * w[2], "")]
+        lines += [fmt.format(*r) for r in rows]
+        lines.append("Hidden tests run when you submit: they decide the grade, with the checks above.")
+        return "\n".join(line.rstrip() for line in lines)
+
     def feedback(self) -> str:
         """The table, then each failed test's feedback and the grader's notes."""
         if self.error:
             return f"{self.notebook}: not graded: {self.error}"
-        parts = [self.table()]
+        parts = [self.self_check_table() if self.self_check else self.table()]
         for t in self.tests:
             if not t.passed and t.output.strip():
                 parts.append(f"--- {t.name} ({t.status})\n{t.output.rstrip()}")
@@ -128,15 +177,48 @@ class Result:
             parts.append("--- notes\n" + "\n".join(self.notes))
         return clip("\n\n".join(parts), TOTAL_TEXT_LIMIT)
 
-    def to_gradescope(self) -> dict:
-        """Gradescope's results.json as a dict; its text is at most about ``TOTAL_TEXT_LIMIT`` characters."""
+    def gradescope_tests(self, hidden_visibility: str = "visible") -> list[dict]:
+        """Gradescope's ``tests``: one entry per tests cell, or per check of a cell made of checks
+        (and one for the points no check holds); what hidden tests decide gets *hidden_visibility*."""
+        out = []
+        for t in self.tests:
+            seen = hidden_visibility if t.hidden else "visible"
+            if not t.checks:
+                out.append({"name": t.name, "score": _num(t.score), "max_score": _num(t.max_score),
+                            "output": clip(t.output, CELL_TEXT_LIMIT), "visibility": seen,
+                            "status": "passed" if t.passed else "failed"})
+                continue
+            for c in t.checks:
+                out.append({"name": f"{t.name} · {c.name}", "score": _num(c.score),
+                            "max_score": _num(c.max_score), "output": c.output or "passed",
+                            "visibility": hidden_visibility if c.hidden else "visible",
+                            "status": "passed" if c.passed else "failed"})
+            rest = t.score - sum(c.score for c in t.checks)
+            if t.rest_max > 0 or abs(rest) > 1e-9:
+                out.append({"name": f"{t.name} · the rest of the tests", "score": _num(max(rest, 0.0)),
+                            "max_score": _num(t.rest_max), "output": clip(t.output, CELL_TEXT_LIMIT),
+                            "visibility": seen, "status": "passed" if rest >= t.rest_max else "failed"})
+        return out
+
+    def to_gradescope(self, hidden_visibility: str = "visible") -> dict:
+        """Gradescope's results.json as a dict; its text is at most about ``TOTAL_TEXT_LIMIT`` characters.
+
+        *hidden_visibility* (``visible``, ``after_published``, ``after_due_date``, ``hidden``) is the
+        ``visibility`` of what hidden tests decide; unless ``visible``, the summary leaves them out.
+        """
+        if hidden_visibility not in VISIBILITIES:
+            raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
+                             f"not {hidden_visibility!r}")
         if self.error:
             output = f"memlab grade could not grade {self.notebook.name}: {self.error}"
-        else:
+        elif hidden_visibility == "visible":
             output = self.table() + ("\n\n" + "\n".join(self.notes) if self.notes else "")
-        tests = [{"name": t.name, "score": _num(t.score), "max_score": _num(t.max_score),
-                  "output": clip(t.output, CELL_TEXT_LIMIT), "visibility": "visible",
-                  "status": "passed" if t.passed else "failed"} for t in self.tests]
+        else:
+            when = {"after_published": "once the grades are published", "after_due_date": "after the due date",
+                    "hidden": "to instructors only"}[hidden_visibility]
+            output = (f"The results of the hidden tests are shown {when}."
+                      + ("\n\n" + "\n".join(self.notes) if self.notes else ""))
+        tests = self.gradescope_tests(hidden_visibility)
         share = TOTAL_TEXT_LIMIT // (2 * max(1, len(tests)))
         if sum(len(t["output"]) for t in tests) > TOTAL_TEXT_LIMIT // 2:
             for t in tests:
@@ -145,10 +227,10 @@ class Result:
                 "execution_time": round(self.execution_time, 2),
                 "output": clip(output, TOTAL_TEXT_LIMIT // 2), "tests": tests}
 
-    def write_json(self, path: str | os.PathLike) -> None:
+    def write_json(self, path: str | os.PathLike, hidden_visibility: str = "visible") -> None:
         """Write results.json (through a temporary file in the same directory, then renamed)."""
         path = Path(path)
-        data = json.dumps(self.to_gradescope(), indent=2, ensure_ascii=False) + "\n"
+        data = json.dumps(self.to_gradescope(hidden_visibility), indent=2, ensure_ascii=False) + "\n"
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         tmp.write_text(data, encoding="utf-8")
         os.replace(tmp, path)

@@ -9,31 +9,46 @@ whose tests had not run yet).  A tests cell passes when the ``execute_reply`` of
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Callable
 
-from .guard import FAILED, TAMPERED, check_code, forget_code, setup_code, stage_code, test_code
+from .guard import CHECKS, FAILED, TAMPERED, check_code, forget_code, setup_code, stage_code, test_code
 from .kernel import Kernel
 from .notebook import ANSWER, Solution, TestCell, cell_meta
-from .plan import question_of
-from .results import CellRun, QuestionResult, TestResult, clip
+from .plan import Step, question_of
+from .results import CellRun, CheckResult, QuestionResult, TestResult, clip
 
 TEST_OUTPUT_LIMIT = 5_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one grading run may use: seconds per execution (``timeout``) and in all
+    (``total_timeout``, ending at ``deadline`` on :func:`time.monotonic`'s clock), kernel restarts,
+    characters of output per execution, and the kernel's own resource limits (``{"RLIMIT_AS": bytes}``,
+    lowered by the guard before any student cell)."""
+    timeout: float
+    total_timeout: float
+    deadline: float
+    max_restarts: int = 5
+    max_output: int = 20_000
+    rlimits: dict[str, int] = field(default_factory=dict)
 
 
 class Session:
     """The state of one run; :meth:`run` executes the plan and fills ``tests``/``questions``/``notes``."""
 
-    def __init__(self, kernel: Kernel, sol: Solution, cells, *, timeout: float, deadline: float,
-                 total_timeout: float, max_restarts: int, max_output: int,
-                 rlimits: dict[str, int] | None = None,
+    def __init__(self, kernel: Kernel, sol: Solution, cells, limits: Limits,
                  progress: Callable[[str], None] | None = None):
         self.kernel, self.sol, self.cells = kernel, sol, cells
-        self.timeout, self.deadline, self.total_timeout = timeout, deadline, total_timeout
-        self.max_restarts, self.max_output = max_restarts, max_output
-        self.rlimits = dict(rlimits or {})
+        self.limits = limits
+        self.timeout, self.deadline, self.total_timeout = limits.timeout, limits.deadline, limits.total_timeout
+        self.max_restarts, self.max_output = limits.max_restarts, limits.max_output
+        self.rlimits = dict(limits.rlimits)
         self.progress = progress
         self.questions = {q.id: QuestionResult(q.id, q.title, q.points) for q in sol.questions.values()}
-        self.tests = {t.id: TestResult(t.id, t.question, t.title, t.points) for t in sol.tests}
+        self.tests = {t.id: TestResult(t.id, t.question, t.title, t.points, hidden=bool(t.hidden))
+                      for t in sol.tests}
         self.runs: list[CellRun] = []
         self.notes: list[str] = []
         self.tampered: dict[str, list[str]] = {}      # question -> what its answers replaced
@@ -49,8 +64,10 @@ class Session:
         """The time limit for the next execution: the per-cell limit, or what is left of the total."""
         return max(0.05, min(self.timeout, self.left()))
 
-    def _exec(self, code: str, **kw):
-        return self.kernel.execute(code, timeout=self.limit(), max_output=self.max_output, **kw)
+    def _exec(self, code: str, limit: float | None = None, **kw):
+        """Run *code* within *limit* seconds (default: :meth:`limit`, computed now)."""
+        return self.kernel.execute(code, timeout=self.limit() if limit is None else limit,
+                                   max_output=self.max_output, **kw)
 
     def _quiet(self, code: str):
         """Grader code (guard set-up, checks): silent, not in the history, no tracebacks kept."""
@@ -62,7 +79,7 @@ class Session:
         self._setup_guard()
 
     def _setup_guard(self) -> None:
-        r = self.kernel.execute(setup_code(self.rlimits), timeout=max(30.0, self.timeout), silent=True,
+        r = self.kernel.execute(setup_code(self.rlimits, self.sol.forbid), timeout=max(30.0, self.timeout), silent=True,
                                 store_history=False, tracebacks=False)
         if not r.ok:
             from ..errors import GradingError
@@ -108,7 +125,7 @@ class Session:
             self.tampered.setdefault(q, []).append(what)
 
     # ------------------------------------------------------------------------------------- the run
-    def run(self, steps) -> None:
+    def run(self, steps: list[Step]) -> None:
         """Run the plan's steps (see :func:`memlab.grading.plan.plan`), then total the scores."""
         for kind, item in steps:
             if self.gave_up:
@@ -120,13 +137,17 @@ class Session:
                 break
             if kind == "cell":
                 self._run_cell(item)
-            else:
+            elif kind == "test":
                 self._run_test(item)
+            else:  # pragma: no cover  (plan() makes only these two kinds)
+                raise ValueError(f"unknown step kind {kind!r}")
         for t in self.tests.values():
             if t.status == "not run":
                 t.output = self.gave_up or "not run"
             if t.question in self.tampered and t.status != "not run":
                 t.score, t.status = 0.0, "tampered"
+                for c in t.checks:
+                    c.score = 0.0
                 t.output = clip("0 points: your answers replaced what the tests rely on ("
                                 + "; ".join(self.tampered[t.question]) + "). It was put back; the "
                                 "tests of this question cannot be trusted, so they score 0.\n"
@@ -139,12 +160,14 @@ class Session:
         m = cell_meta(cell) or {}
         is_answer = m.get("kind") == ANSWER
         q = question_of(m, self.sol) if is_answer else None
-        r = self._exec(cell.source)
+        limit = self.limit()                   # the limit applied, reported if it is reached
+        r = self._exec(cell.source, limit)
         err = ""
         if r.status == "error":
             err = f"raised {clip(r.ename, 100)}: {clip(r.evalue, 1000)}"
         elif r.status == "timeout":
-            err = f"did not finish within the time limit of {self.limit():g} s"
+            err = f"did not finish within the time limit of {limit:g} s" + (
+                "" if limit >= self.timeout else " (what was left of the total limit)")
         elif r.status == "dead":
             err = "killed the kernel (os._exit? a crash?)"
         label = f"answer cell {str(m.get('id'))[:80]!r} (cell {item})" if is_answer else f"cell {item}"
@@ -169,16 +192,46 @@ class Session:
         elif self.kernel.needs_restart:
             self.recover(f"{label}: the kernel stopped answering")
 
+    @staticmethod
+    def _score_checks(res: TestResult, test: TestCell, payload: str) -> str:
+        """Score a tests cell made of ``memlab.testing.check`` blocks: a failed check costs its own
+        points; an error outside every check keeps only the checks passed before it.  Returns the
+        cell's message."""
+        import json
+        try:
+            data = json.loads(payload)
+            checks = [CheckResult(str(n)[:200], min(float(p), test.points), bool(ok), clip(str(m), 2_000),
+                                  hidden=bool(h)) for n, p, ok, m, h in data["checks"]]
+            error = data.get("error")
+        except (ValueError, KeyError, TypeError):
+            res.status = "failed"
+            return "the tests did not complete (their checks could not be read)"
+        for c in checks:
+            c.score = c.max_score if c.passed else 0.0
+        lost = sum(c.max_score for c in checks if not c.passed)
+        res.score = max(0.0, (sum(c.score for c in checks) if error else test.points - lost))
+        res.score = min(res.score, test.points)
+        res.checks = checks
+        res.rest_max = max(0.0, test.points - sum(c.max_score for c in checks))
+        res.status = "passed" if res.score == test.points else "partial" if res.score > 0 else "failed"
+        lines = [f"check {c.name!r} ({c.score:g}/{c.max_score:g}): " + (c.output if not c.passed else "passed")
+                 for c in checks]
+        if error:
+            lines.append("the tests stopped outside every check: " + str(error))
+        return "\n".join(lines)
+
     def _run_test(self, test: TestCell) -> None:
         res = self.tests[test.id]
         staged = self._quiet(stage_code(test))
-        r = self._exec(test_code(test), store_history=False, tracebacks=False) if staged.ok else staged
+        limit = self.limit()                   # the limit applied, reported if it is reached
+        r = self._exec(test_code(test), limit, store_history=False, tracebacks=False) if staged.ok else staged
         res.seconds = r.seconds
         if r.status == "dead":
             res.status, msg = "kernel died", "the kernel died while these tests ran (os._exit? a crash?)"
         elif r.status == "timeout":
             res.status = "timeout"
-            msg = f"the tests did not finish within the time limit of {self.limit():g} s (an endless loop?)"
+            msg = f"the tests did not finish within the time limit of {limit:g} s (an endless loop?)" + (
+                "" if limit >= self.timeout else "; that was what was left of the total limit")
         elif r.status == "ok":
             res.status, msg, res.score = "passed", "", test.points
         elif r.ename == TAMPERED:
@@ -187,8 +240,12 @@ class Session:
         elif r.ename == FAILED:
             hidden = r.evalue.startswith("a hidden test failed")
             res.status, msg = ("failed (hidden tests)" if hidden else "failed"), r.evalue
+        elif r.ename == CHECKS:
+            msg = self._score_checks(res, test, r.evalue)
         else:
             res.status, msg = "failed", f"the tests did not complete ({clip(r.ename, 100)}: {clip(r.evalue, 1000)})"
+        if res.status == "tampered":
+            res.score, res.checks = 0.0, []
         parts = [msg] if msg else []
         if not res.passed:
             parts += self.questions[test.question].notes

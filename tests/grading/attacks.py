@@ -145,3 +145,26 @@ except MemoryError:
     pass
 _bomb = bytearray(1 << 44)
 """
+
+# In-place edits of what the guard protects: the function objects stay the same, their insides change.
+CODE_SWAP = """
+import memlab.testing as _mt
+_mt.check_gradient_fn.__code__ = (lambda *a, **k: None).__code__
+"""
+DEFAULTS_EDIT = """
+import memlab.testing as _mt
+_mt.check_gradient_fn.__defaults__ = (0, 1e-6, 1e30)
+"""
+CLOSURE_CELL = """
+import contextlib, memlab.testing as _mt
+@contextlib.contextmanager
+def _nothing(*a):
+    yield
+_mt.forbid.__closure__[0].cell_contents = _nothing.__wrapped__
+"""
+GC_REFERRERS = """
+import gc, memlab.testing as _mt
+_d = [r for r in gc.get_referrers(_mt.check_gradient_fn)
+      if isinstance(r, dict) and r.get('__name__') == 'memlab.testing'][0]
+_d['check_gradient_fn'] = lambda *a, **k: None
+"""

@@ -16,8 +16,9 @@ from typing import Callable
 
 import nbformat
 
-from attacks import (FLOOD, FORGE_DISPLAY, FORK_STORM, FRAME_WALK, IMPORT_HOOK, LEAK, LIAR, MEMORY_BOMB,
-                     MEMORY_HOG, PATCH_LIBRARY, PATCH_WHEN_CALLED, REDEFINE_HELPERS, USER_EXEC)
+from attacks import (CLOSURE_CELL, CODE_SWAP, DEFAULTS_EDIT, FLOOD, FORGE_DISPLAY, FORK_STORM, FRAME_WALK,
+                     GC_REFERRERS, IMPORT_HOOK, LEAK, LIAR, MEMORY_BOMB, MEMORY_HOG, PATCH_LIBRARY,
+                     PATCH_WHEN_CALLED, REDEFINE_HELPERS, USER_EXEC)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = sorted(p.stem for p in (ROOT / "exercises").glob("*.ipynb"))
@@ -230,6 +231,19 @@ CASES = [
     Case("fork_storm", "1500 sleeping children forked (per-user process limit)",
          lambda nb, ctx: prepend_to_first_answer(nb, FORK_STORM), needs_isolation=True,
          expect="Resource temporarily unavailable"),
+    Case("code_swap", "check_gradient_fn.__code__ swapped for a no-op; answers delegate to the library",
+         lambda nb, ctx: (_delegate(nb, ctx["exercise"]), prepend_to_first_answer(nb, CODE_SWAP)),
+         expect="memlab.testing.check_gradient_fn.__code__"),
+    Case("defaults_edit", "check_gradient_fn's tolerance default set to 1e30; gradients wrong in value",
+         lambda nb, ctx: (fill_stubs(nb, "return [grad for _ in node.inputs]"),
+                          prepend_to_first_answer(nb, DEFAULTS_EDIT)),
+         expect="memlab.testing.check_gradient_fn.__defaults__"),
+    Case("closure_cell", "forbid's closure cell rewritten to a context that forbids nothing; answers delegate",
+         lambda nb, ctx: (_delegate(nb, ctx["exercise"]), prepend_to_first_answer(nb, CLOSURE_CELL)),
+         expect="memlab.testing.forbid's closure cell"),
+    Case("gc_referrers", "memlab.testing's dict, found by gc.get_referrers, edited; answers delegate",
+         lambda nb, ctx: (_delegate(nb, ctx["exercise"]), prepend_to_first_answer(nb, GC_REFERRERS)),
+         expect="memlab.testing.check_gradient_fn"),
     Case("edited_tests_cells", "tests cells deleted, moved, re-pointed (1000 points) and blanked",
          lambda nb, ctx: _edit_tests_cells(nb), everywhere=True),
 ]

@@ -74,7 +74,7 @@ def test_grade_prints_a_line_per_question_and_writes_json(capsys, tmp_path):
 
 
 def test_a_grade_is_never_lost_when_results_json_cannot_be_written(capsys, tmp_path, monkeypatch):
-    def full_disk(self, path):
+    def full_disk(self, path, *args):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(Result, "write_json", full_disk)
     code, out, err = run(capsys, "grade", RIGHT, "--solution", TINY, "--json", tmp_path / "r.json")

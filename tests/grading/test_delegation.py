@@ -98,12 +98,28 @@ DELEGATING = {
     "06_sqrt_segments": {
         "q1_forward": "def forward_values(outputs):\n"
                       "    return [n for n in ck.forward_nodes_of(outputs) if n is not outputs[0]]\n",
-        "q2_sqrt": "def sqrt_segments(outputs):\n    return ck.sqrt_checkpoints(outputs)\n",
+        "q2_every_kth": "def every_kth(outputs, k):\n    return ck.every_k(outputs, k)\n",
+        "q3_sqrt": "def sqrt_segments(outputs):\n    return ck.sqrt_checkpoints(outputs)\n",
     },
     "07_chain_dp": {
         "q1_min_forwards": "def min_forwards(l, M):\n    return ck.optimal_forwards(l, M)\n",
         "q2_schedule": "from memlab.checkpoint import optimal\n\n"
                        "def optimal_schedule(l, M):\n    return optimal(l, M).actions\n",
+    },
+    "08_hetero_chain": {
+        "q1_min_time": "def min_time(sizes, costs, budget):\n"
+                       "    try:\n"
+                       "        return ck.optimal_hetero(ck.hetero_chain(sizes, costs), budget).forward_time\n"
+                       "    except ml.BudgetError:\n"
+                       "        return math.inf\n",
+        "q2_schedule": "def hetero_schedule(sizes, costs, budget):\n"
+                       "    return ck.optimal_hetero(ck.hetero_chain(sizes, costs), budget).actions\n",
+    },
+    "09_pipeline_memory": {
+        "q1_memory": "def gpipe_memory(params, acts, inputs, S, M, batch, remat=False):\n"
+                     "    model = ck.parallel.Model(list(params), list(acts), list(inputs))\n"
+                     "    return ck.parallel.pipeline_memory(model, S, M, batch, remat=remat)\n",
+        "q2_bubble": "def bubble_fraction(S, M):\n    return ck.parallel.bubble_fraction(S, M)\n",
     },
     "13_mapping": {
         "q1_subtree_work": "def subtree_work(tree, w):\n    return mapping.subtree_work(tree, w)\n",
@@ -151,3 +167,41 @@ def test_delegating_answers_score_zero(exercise, tmp_path):
     result = grade(path, solution=ROOT / "solutions" / f"{exercise}.ipynb", timeout=60)
     for qid in DELEGATING[exercise]:
         assert result.questions[qid].score == 0, f"{exercise}: delegating {qid} earned points"
+
+
+def test_a_table_built_when_the_answer_cell_runs_scores_zero(tmp_path):
+    """Exercise 07 refuses memlab's solvers while the answer cells run (its solution's ``forbid``
+    metadata), so a table of their answers cannot be built outside the hidden tests' ``forbid``."""
+    nb = nbformat.read(ROOT / "exercises" / "07_chain_dp.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("memlab", {}).get("id") == "q1_min_forwards":
+            cell.source = ("_T = {(l, M): ck.optimal_forwards(l, M) for l in range(1, 61) for M in range(1, 13)}\n"
+                           "def min_forwards(l, M):\n    return _T[(l, M)]\n")
+    path = tmp_path / "07_chain_dp.ipynb"
+    nbformat.write(nb, path)
+    result = grade(path, solution=ROOT / "solutions" / "07_chain_dp.ipynb", timeout=60)
+    assert result.questions["q1_min_forwards"].score == 0, result.feedback()
+    assert "WriteItYourself" in result.feedback()
+
+
+#: exercise 14: answers that compute with numpy, or reduce without shared memory (issue 19, item 7)
+GPU_SHORTCUTS = {
+    "q1_bias_relu": "def bias_relu(x, b):\n    return np.maximum(x + b, 0)\n",
+    "q2_row_sum": "@cuda.jit\ndef row_sum_kernel(x, out):\n    r = cuda.blockIdx.x\n"
+                  "    if cuda.threadIdx.x == 0:\n        acc = float32(0)\n"
+                  "        for k in range(x.shape[1]):\n            acc += x[r, k]\n        out[r] = acc\n\n"
+                  "row_sums = lambda x: x.sum(1)\n",
+}
+
+
+def test_gpu_answers_without_the_kernel_score_zero(tmp_path):
+    nb = nbformat.read(ROOT / "exercises" / "14_gpu_kernels.ipynb", as_version=4)
+    for cell in nb.cells:
+        qid = cell.metadata.get("memlab", {}).get("id")
+        if qid in GPU_SHORTCUTS:
+            cell.source = GPU_SHORTCUTS[qid]
+    path = tmp_path / "14_gpu_kernels.ipynb"
+    nbformat.write(nb, path)
+    result = grade(path, solution=ROOT / "solutions" / "14_gpu_kernels.ipynb", timeout=120)
+    assert result.score == 0, result.feedback()
+    assert "shared" in result.feedback() and "launched" in result.feedback()

@@ -1,0 +1,149 @@
+"""Partial credit inside a tests cell (memlab.testing.check), and feedback that teaches without telling."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memlab.grading import grade
+from memlab.grading.authoring import answer, code, notebook, write
+from memlab.grading.authoring import tests as tests_cell
+from memlab.testing import check
+
+TESTS = '''
+from memlab.testing import check
+with check(points=1, name="small"):
+    assert double(1) == 2, "double(1)"
+with check(points=2, name="negative"):
+    assert double(-3) == -6, f"double(-3) gave {double(-3)}"
+@check(points=1, name="as a decorator")
+def _():
+    assert double(0) == 0, "double(0)"
+### BEGIN HIDDEN TESTS
+with check(points=2, name="large"):
+    want = 2 * 10**9 + 2
+    assert double(10**9 + 1) == want, f"double(10**9 + 1) gave {double(10**9 + 1)}"
+### END HIDDEN TESTS
+'''
+
+
+def _pair(tmp_path, body: str, extra_tests: str = TESTS, points: float = 6):
+    cells = [code("import math"), answer("q1", "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
+                                         "    ### END SOLUTION"),
+             tests_cell("q1_tests", "q1", points, extra_tests, title="Double")]
+    sol = write(notebook("dbl", cells), tmp_path / "sol.ipynb")
+    cells[1] = answer("q1", body)
+    sub = write(notebook("dbl", cells), tmp_path / "sub.ipynb")
+    return sol, sub
+
+
+@pytest.mark.parametrize("body, score, failed", [
+    ("def double(x):\n    return 2 * x", 6, set()),
+    ("def double(x):\n    return 2 * x if x >= 0 else x", 4, {"negative"}),
+    ("def double(x):\n    return 2 * x if abs(x) < 100 else 0", 4, {"large"}),
+    ("def double(x):\n    return x - 1", 0, {"small", "negative", "as a decorator", "large"}),
+])
+def test_a_failing_check_costs_its_own_points(tmp_path, body, score, failed):
+    sol, sub = _pair(tmp_path, body)
+    out = tmp_path / "results.json"
+    r = grade(sub, solution=sol, json_path=out, timeout=20, hidden_visibility="after_published")
+    (t,) = r.tests
+    assert r.score == score and {c.name for c in t.checks if not c.passed} == failed, r.feedback()
+    data = json.loads(out.read_text())
+    names = [e["name"] for e in data["tests"]]
+    assert names == [f"q1: Double · {n}" for n in ("small", "negative", "as a decorator", "large")]
+    assert sum(e["score"] for e in data["tests"]) == data["score"] == score
+    vis = {e["name"].split(" · ")[1]: e["visibility"] for e in data["tests"]}
+    assert vis == {"small": "visible", "negative": "visible", "as a decorator": "visible",
+                   "large": "after_published"}
+    assert "2000000002" not in out.read_text()
+
+
+def test_an_error_outside_the_checks_keeps_the_checks_passed_before(tmp_path):
+    sol, sub = _pair(tmp_path, "def double(x):\n    return 2 * x",
+                     TESTS + "\nraise RuntimeError('after the checks')\n", points=7)
+    r = grade(sub, solution=sol, timeout=20)
+    assert r.score == 6 and "after the checks" in r.tests[0].output
+
+
+def test_an_answer_cannot_award_itself_a_check(tmp_path):
+    body = ("from memlab.testing import check\n"
+            "def double(x):\n"
+            "    with check(points=100, name='mine'):\n"
+            "        pass\n"
+            "    return x + 7\n")
+    sol, sub = _pair(tmp_path, body)
+    r = grade(sub, solution=sol, timeout=20)
+    assert r.score == 0 and all(c.name != "mine" for c in r.tests[0].checks)
+
+
+def test_outside_the_grader_a_check_is_a_plain_assertion():
+    with check(points=1, name="fine"):
+        assert True
+    with pytest.raises(AssertionError, match="wrong"):
+        with check(points=1, name="bad"):
+            raise AssertionError("wrong")
+    with pytest.raises(ValueError, match="points"):
+        check(points=-1, name="x")
+
+
+def test_check_work_needs_no_solutions_and_runs_from_any_directory(tmp_path):
+    """A student's self-check (issue 19, item 1): the exercise's own visible checks, from any
+    directory; ``memlab grade`` without a solution falls back to it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    ex = root / "exercises" / "07_chain_dp.ipynb"
+    for args in (["check-work", str(ex)], ["grade", str(ex), "-q"]):
+        r = subprocess.run([sys.executable, "-m", "memlab", *args], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert "hidden tests run when you submit" in r.stdout and "0/2 visible check(s) pass" in r.stdout, r.stdout
+        assert "solution" not in r.stdout.split("(not a grade)")[1]
+
+
+def test_answer_time_forbid_refuses_while_cells_run_and_leaves_no_stand_in(tmp_path):
+    """Notebook metadata ``forbid``: the named functions refuse to run in the student's cells (so no
+    table of their answers can be built there) and are back, everywhere, while the tests run, also in
+    a memlab module first imported while they were refused."""
+    from memlab.grading.authoring import code as code_cell
+    cells = [code_cell("import sys, types\n"
+                       "mod = types.ModuleType('memlab.fake_lazy')\n"
+                       "exec('from memlab.testing import central_difference as cd', mod.__dict__)\n"
+                       "sys.modules['memlab.fake_lazy'] = mod"),
+             answer("q1", "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"),
+             code_cell("import memlab.testing\ntry:\n    memlab.testing.central_difference(None, [], 0)\n"
+                       "    REFUSED = False\nexcept memlab.testing.WriteItYourself:\n    REFUSED = True"),
+             tests_cell("q1_tests", "q1", 1, "import sys\nimport memlab.testing as t\n"
+                        "assert REFUSED, 'central_difference ran in a student cell'\n"
+                        "assert sys.modules['memlab.fake_lazy'].cd is t.central_difference, 'a stand-in is left'\n"
+                        "assert f() == 1")]
+    nb = notebook("fb", cells)
+    nb.metadata["memlab"]["forbid"] = ["memlab.testing.central_difference"]
+    sol = write(nb, tmp_path / "fb.ipynb")
+    r = grade(sol, solution=sol, timeout=20)
+    assert r.full_marks, r.feedback()
+
+
+def test_the_guard_sees_in_place_edits_of_kwdefaults_and_method_tables(tmp_path):
+    """``__kwdefaults__`` edited in place and a method of a memlab class replaced: both put back, and
+    the note names them (the hostile cases of tests/grading/hostile.py cover __code__, __defaults__,
+    closure cells and gc.get_referrers)."""
+    from memlab.grading.authoring import code as code_cell
+    edit = ("import numpy as np, memlab.testing as mt\n"
+            "np.testing.assert_allclose.__kwdefaults__['strict'] = 'edited'\n"
+            "mt.TagLayout.__init__ = lambda self, *a, **k: None\n")
+    sol, sub = _pair(tmp_path, "def double(x):\n    return 2 * x")
+    import nbformat
+    nb = nbformat.read(sub, as_version=4)
+    nb.cells.insert(0, code_cell(edit))
+    nb.cells.append(code_cell("import numpy as np\nassert np.testing.assert_allclose.__kwdefaults__['strict'] is False"))
+    nbformat.write(nb, sub)
+    r = grade(sub, solution=sol, timeout=20)
+    notes = "\n".join(r.notes)
+    assert "numpy.testing.assert_allclose.__kwdefaults__" in notes and "TagLayout.__init__" in notes, notes
+    assert r.cells[-1].status == "ok", "the edit was not put back"
+    assert r.score == 0, "a cell that answers no question costs every question not yet tested"
