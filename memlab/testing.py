@@ -153,9 +153,12 @@ def _resolve(target: str) -> tuple[object, str, object]:
             owner: object = importlib.import_module(".".join(parts[:k]))
         except ImportError:
             continue
-        for name in parts[k:-1]:
-            owner = getattr(owner, name)
-        return owner, parts[-1], getattr(owner, parts[-1])
+        try:
+            for name in parts[k:-1]:
+                owner = getattr(owner, name)
+            return owner, parts[-1], getattr(owner, parts[-1])
+        except AttributeError:
+            break
     raise ValueError(f"cannot resolve {target!r}")
 
 
@@ -173,28 +176,28 @@ def forbid(*targets: str) -> Iterator[None]:
     if not targets:
         guard = _grader()
         targets = tuple(getattr(guard, "answer_forbid", ())) if guard is not None else ()
-    swapped: list[tuple[object, str, object]] = []
-    originals = []
-    for target in targets:
-        owner, attr, original = _resolve(target)
-
-        def refuse(*args: object, _name: str = target, **kwargs: object) -> None:
-            raise WriteItYourself(f"this answer calls {_name}: the question asks you to write it "
-                                  f"yourself")
-
-        originals.append((original, refuse))
-        swapped.append((owner, attr, original))
-        setattr(owner, attr, refuse)
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == "__main__" or name.startswith("memlab")):
-            continue
-        space = vars(module)
-        for key, value in list(space.items()):
-            for original, refuse in originals:
-                if value is original:
-                    swapped.append((module, key, value))
-                    space[key] = refuse
+    resolved = [(target, *_resolve(target)) for target in targets]   # all before any swap: a
+    swapped: list[tuple[object, str, object]] = []                     # class swapped first would
+    originals = []                                                     # hide its methods
     try:
+        for target, owner, attr, original in resolved:
+
+            def refuse(*args: object, _name: str = target, **kwargs: object) -> None:
+                raise WriteItYourself(f"this answer calls {_name}: the question asks you to write "
+                                      f"it yourself")
+
+            originals.append((original, refuse))
+            swapped.append((owner, attr, original))
+            setattr(owner, attr, refuse)
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == "__main__" or name.startswith("memlab")):
+                continue
+            space = vars(module)
+            for key, value in list(space.items()):
+                for original, refuse in originals:
+                    if value is original:
+                        swapped.append((module, key, value))
+                        space[key] = refuse
         yield
     finally:
         for owner, attr, value in reversed(swapped):

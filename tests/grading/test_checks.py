@@ -147,3 +147,24 @@ def test_the_guard_sees_in_place_edits_of_kwdefaults_and_method_tables(tmp_path)
     assert "numpy.testing.assert_allclose.__kwdefaults__" in notes and "TagLayout.__init__" in notes, notes
     assert r.cells[-1].status == "ok", "the edit was not put back"
     assert r.score == 0, "a cell that answers no question costs every question not yet tested"
+
+
+def test_forbid_takes_a_class_and_its_methods_in_any_order():
+    """A class named before one of its methods: every name is resolved before anything is
+    swapped, so the method is found, and everything is put back afterwards."""
+    from memlab.memory import kvcache
+    from memlab.testing import WriteItYourself, forbid
+
+    cls, admit = kvcache.PagedAllocator, kvcache.PagedAllocator.admit
+    with forbid("memlab.memory.kvcache.PagedAllocator",
+                "memlab.memory.kvcache.PagedAllocator.admit"):
+        with pytest.raises(WriteItYourself, match="PagedAllocator"):
+            kvcache.PagedAllocator(4, 2)
+        with pytest.raises(WriteItYourself, match="admit"):
+            admit_now = getattr(cls, "admit")
+            admit_now(None, "r", 1)
+    assert kvcache.PagedAllocator is cls and cls.admit is admit
+    with pytest.raises(ValueError):
+        with forbid("memlab.memory.kvcache.PagedAllocator", "memlab.no_such_thing.f"):
+            pass
+    assert kvcache.PagedAllocator is cls

@@ -152,6 +152,20 @@ DELEGATING = {
                    "    return ml.plan_memory(outputs, inplace=False, order=order, group=key,\n"
                    "                          match='exact')\n",
     },
+    "15_paged_kv_cache": {   # q1 is a ceiling division: nothing in the library to delegate to
+        "q2_paged": "class PagedKVCache(kvcache.PagedAllocator):\n"
+                    "    def free_count(self):\n"
+                    "        return len(self.free_list)\n"
+                    "    def admit(self, rid, tokens):\n"
+                    "        self.free_list.sort(reverse=True)\n"
+                    "        return super().admit(rid, tokens)\n"
+                    "    def append(self, rid):\n"
+                    "        self.free_list.sort(reverse=True)\n"
+                    "        return self.grow(rid, self.lengths[rid] + 1)\n"
+                    "    def free(self, rid):\n"
+                    "        self.release(rid)\n",
+        "q3_prefix": "class PrefixKVCache(PagedKVCache):\n    pass\n",
+    },
 }
 
 
