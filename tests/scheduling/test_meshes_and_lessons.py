@@ -31,13 +31,15 @@ def test_postorder_terms_match_a_simulation():
 
 @pytest.mark.parametrize("p,k", [(4, 2), (3, 5), (8, 3), (5, 5)])
 def test_split_range_gives_whole_processors(p, k):
-    ranges = split_range(0, p, list(range(1, k + 1)))
+    shares = list(range(1, k + 1))
+    ranges = split_range(0, p, shares)
     assert all(b - a >= 1 and 0 <= a < b <= p for a, b in ranges)
-    if k <= p:  # disjoint, covering every processor
-        cover = sorted(itertools.chain.from_iterable(range(a, b) for a, b in ranges))
+    big = [r for r, s in zip(ranges, shares) if p * s / sum(shares) >= 1]
+    if big:     # the children with a processor's share or more: disjoint, covering every one
+        cover = sorted(itertools.chain.from_iterable(range(a, b) for a, b in big))
         assert cover == list(range(p))
-    else:       # time-shared: one processor each
-        assert all(b - a == 1 for a, b in ranges)
+    small = [r for r, s in zip(ranges, shares) if p * s / sum(shares) < 1]
+    assert all(b - a == 1 for a, b in small)   # the others time-share one processor each
 
 
 def test_mappings_hold_the_bound_with_whole_processors():
