@@ -100,18 +100,6 @@ def bubble_fraction(S: int, M: int) -> float:
     return (S - 1) / (M + S - 1)
 
 
-def pipeline_time(S: int, M: int, forward: float = 1.0, backward: float = 2.0,
-                  remat: bool = False) -> float:
-    """Time of one GPipe step in units of one micro-batch's forward on one stage."""
-    check_int(S, "pipeline_time: S (stages)", 1)
-    check_int(M, "pipeline_time: M (micro-batches)", 1)
-    check_number(forward, "pipeline_time: forward", 0)
-    check_number(backward, "pipeline_time: backward", 0)
-    check_bool(remat, "pipeline_time: remat")
-    f = forward + (forward if remat else 0.0)
-    return (M + S - 1) * (forward + backward) + (M + S - 1) * (f - forward)
-
-
 def simulate_pipeline(model: Model, S: int, M: int, batch: int, remat: bool = False) -> list[float]:
     """Replay GPipe step by step (all forwards, then all backwards; micro-batch m on stage s at
     tick m + s) and return the most bytes each device held."""
