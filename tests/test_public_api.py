@@ -322,6 +322,7 @@ CALLS: dict[str, Call] = {
     "ml.checkpoint.multilevel_optimal": Call(lambda: (5, [3, None], [0.0, 1.0], [0.0, 1.0], 1.0),
                                              {(2, "empty list"): "no costs: every level free",
                                               (3, "empty list"): "no costs: every level free"}),
+    "ml.checkpoint.disk_curves": Call(lambda: (5, [3, 4], {"disk": 1.0, "none": None})),
     "ml.checkpoint.run_schedule": Call(lambda: (ml.checkpoint.optimal(3, 3),
                                                 ml.checkpoint.mlp_chain(3))),
     "ml.checkpoint.recompute_graph": Call(lambda: (ls := [_loss()], ml.checkpoint.every_k(ls, 2)),
