@@ -339,6 +339,7 @@ CALLS: dict[str, Call] = {
     "ml.checkpoint.parallel.pipeline_memory": Call(lambda: (_model(), 2, 2, 4, False)),
     "ml.checkpoint.parallel.data_parallel_memory": Call(lambda: (_model(), 2, 4, "plain")),
     "ml.checkpoint.parallel.bubble_fraction": Call(lambda: (2, 4)),
+    "ml.checkpoint.parallel.intra_layer_memory": Call(lambda: (4, 6, 8, 2, "column", 4)),
     "ml.models.seq2seq": Call(lambda: (3, 3, 4, 2, 5)),
     "ml.memory.plan_sharing": Call(lambda: (_graph(), None), {(0, "empty list"): EMPTY_OUTPUTS,
                                                               (1, "None"): NONE_DEFAULT}),
