@@ -8,6 +8,7 @@ notebooks as they are stored.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,39 @@ def test_the_rule_catches_a_double_figure_and_a_raw_string():
     assert problems([twice]) == ["cell 0: the same image/svg+xml output is stored twice"]
     assert len(problems([raw])) == 1 and "raw markup" in problems([raw])[0]
     assert problems([fine]) == []
+
+
+#: op names whose auto-generated node names (``matmul_11804``) must not reach a stored output
+OPS = ("add", "sub", "mul", "div", "copy", "neg", "exp", "log", "sigmoid", "tanh", "relu",
+       "relu_grad", "broadcast_to", "sum_to", "matmul", "sum", "mean", "reshape", "concat",
+       "slice", "pad", "softmax", "onehot", "softmax_xent", "pool", "conv", "conv_wgrad",
+       "embedding", "embedding_grad", "accumulate", "full", "conv2d", "fc", "batchnorm")
+AUTO_NAME = re.compile(r"(?<![\w.#/-])(?:" + "|".join(OPS) + r")_\d+(?![\w.])")
+#: lesson 06 is being rewritten by the lead (issue 20), its p.32 graph still shows such names
+PENDING = {"06_trading_computation_for_memory"}
+
+
+def auto_names(cells: list[dict]) -> list[str]:
+    """``cell i: name`` for each auto-generated node name in a stored text or picture."""
+    out = []
+    for i, cell in enumerate(cells):
+        for o in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
+            texts = [_text(o.get("text", ""))] + [_text(v) for v in o.get("data", {}).values()
+                                                  if isinstance(v, (str, list))]
+            out += [f"cell {i}: {m}" for t in texts for m in sorted(set(AUTO_NAME.findall(t)))]
+    return out
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_no_auto_generated_node_name_is_shown(path):
+    if path.stem in PENDING:
+        pytest.xfail("lesson 06 is being rewritten (issue 20)")
+    bad = auto_names(json.loads(path.read_text())["cells"])
+    assert not bad, f"{path.name}: name the nodes the lesson shows:\n" + "\n".join(bad)
+
+
+def test_the_rule_catches_an_auto_name_and_not_a_figure_id():
+    cell = _code({"output_type": "stream", "name": "stdout", "text": "in-place on softmax_30: x"},
+                 {"output_type": "display_data",
+                  "data": {"image/svg+xml": '<g id="text_10"><g id="patch_12">', "text/plain": "f"}})
+    assert auto_names([cell]) == ["cell 0: softmax_30"]
