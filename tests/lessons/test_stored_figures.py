@@ -2,8 +2,8 @@
 
 A function that returns a matplotlib figure it left open is stored twice, once as the cell's
 value and once by the inline backend at the end of the cell; HTML text returned without
-``HTML(...)`` is stored as a quoted string that no browser draws. Both are caught here, on the
-notebooks as they are stored.
+``HTML(...)`` is stored as a quoted string that no browser draws; a node left unnamed shows as
+``matmul_11804``. All three are caught here, on the notebooks as they are stored.
 """
 from __future__ import annotations
 
