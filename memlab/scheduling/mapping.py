@@ -12,7 +12,7 @@ Two sources of parallelism (seed 002, "Model for parallel tree processing"):
   work ``W_T`` (seed 002, "Proportional mapping"; Pothen and Sun), rounded to
   whole processors (:func:`split_range`): children with a share of one
   processor or more get disjoint contiguous ranges, smaller ones time-share
-  single processors; a subtree on one processor runs in best post-order. On a
+  single processors (processors of their own when their shares add up to one); a subtree on one processor runs in best post-order. On a
   complete tree whose splits divide P the load is perfectly balanced (the
   makespan is all-to-all's with alpha = 1); elsewhere the whole-processor
   rounding leaves processors idle while a parent waits for its slowest child.
@@ -55,37 +55,47 @@ def split_range(lo: int, hi: int, shares: Sequence[float]) -> list[tuple[int, in
     """Whole processors ``[lo, hi)`` for children of work ``shares`` (p_i = P * W_i / W,
     seed 002 "Proportional mapping", rounded to whole processors).
 
-    A child whose ideal share p_i is at least one processor is *big*: the big children get
-    disjoint contiguous ranges covering ``[lo, hi)``, sized by largest remainder in
-    proportion to their shares. A child whose share is below one processor is *small*: it
-    gets one processor, which it **time-shares** (its subtree runs before or after the nodes
-    already there): small children take, in non-increasing order of work, the processor with
-    the least load (a big child's share spread over its range, plus the small shares already
-    placed), as in LPT. So a tiny subtree never takes a processor away from a big sibling.
-    With no big child (more children than processors, all below one) every child is small."""
+    A child whose ideal share p_i is at least one processor is *big*; the others are *small*.
+    The big children, and the small ones together as one group if their shares add up to a
+    processor or more, get disjoint contiguous ranges covering ``[lo, hi)``, sized by largest
+    remainder in proportion to their shares. Small children get one processor each, which they
+    **time-share** (the subtrees on one processor run one after the other): in non-increasing order
+    of work, each takes the least-loaded processor of the group's range (as in LPT), or, when the
+    group has less than one processor's share, the least-loaded processor of ``[lo, hi)`` (a big
+    child's share spread over its range). So tiny subtrees never take processors from a big
+    sibling, and with more children than processors, all small, every child time-shares."""
     p, k = hi - lo, len(shares)
     if k == 0:
         return []
     tot = float(sum(shares))
     ideal = [p * s / tot if tot > 0 else p / k for s in shares]
-    big = [i for i in range(k) if ideal[i] >= 1 - 1e-9]
     small = [i for i in range(k) if ideal[i] < 1 - 1e-9]
+    group = sum(ideal[i] for i in small)
+    owners: list = [i for i in range(k) if ideal[i] >= 1 - 1e-9]
+    if small and group >= 1 - 1e-9:
+        owners.append("small")
+    share = {o: (group if o == "small" else ideal[o]) for o in owners}
     out: list[tuple[int, int]] = [(lo, lo + 1)] * k
     load = [0.0] * p
-    if big:
-        scale = p / sum(ideal[i] for i in big)
-        want = {i: ideal[i] * scale for i in big}
-        size = {i: int(math.floor(want[i] + 1e-9)) for i in big}
-        for i in sorted(big, key=lambda i: (-(want[i] - size[i]), i))[:p - sum(size.values())]:
-            size[i] += 1   # largest remainder: the extra processors to the most under-served
+    span = {}
+    if owners:
+        scale = p / sum(share.values())
+        want = {o: share[o] * scale for o in owners}
+        size = {o: int(math.floor(want[o] + 1e-9)) for o in owners}
+        extra = p - sum(size.values())
+        for o in sorted(owners, key=lambda o: (-(want[o] - size[o]), owners.index(o)))[:extra]:
+            size[o] += 1   # largest remainder: the extra processors to the most under-served
         a = 0
-        for i in big:
-            out[i] = (lo + a, lo + a + size[i])
-            for q in range(a, a + size[i]):
-                load[q] = ideal[i] / size[i]
-            a += size[i]
+        for o in owners:
+            span[o] = (a, a + size[o])
+            if o != "small":
+                out[o] = (lo + a, lo + a + size[o])
+                for q in range(a, a + size[o]):
+                    load[q] = ideal[o] / size[o]
+            a += size[o]
+    first, last = span.get("small", (0, p))
     for i in sorted(small, key=lambda i: (-ideal[i], i)):
-        q = min(range(p), key=lambda q: (load[q], q))
+        q = min(range(first, last), key=lambda q: (load[q], q))
         load[q] += ideal[i]
         out[i] = (lo + q, lo + q + 1)
     return out

@@ -114,6 +114,8 @@ def test_split_range_and_work():
     # a tiny subtree time-shares a processor instead of taking one from its big sibling
     assert split_range(0, 2, [526, 5]) == [(0, 2), (0, 1)]
     assert split_range(0, 16, [998, 832, 154, 66, 20])[:3] == [(0, 8), (8, 15), (15, 16)]
+    # small children whose shares add up to a processor or more share processors of their own
+    assert split_range(0, 4, [26, 21, 9, 13]) == [(0, 2), (2, 3), (3, 4), (3, 4)]
     t = Tree([-1, 0, 0, 1], [1, 1, 1, 1])
     assert subtree_work(t, [1, 2, 3, 4]) == [10, 6, 3, 4]
 

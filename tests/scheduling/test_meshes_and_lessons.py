@@ -35,11 +35,14 @@ def test_split_range_gives_whole_processors(p, k):
     ranges = split_range(0, p, shares)
     assert all(b - a >= 1 and 0 <= a < b <= p for a, b in ranges)
     big = [r for r, s in zip(ranges, shares) if p * s / sum(shares) >= 1]
-    if big:     # the children with a processor's share or more: disjoint, covering every one
-        cover = sorted(itertools.chain.from_iterable(range(a, b) for a, b in big))
-        assert cover == list(range(p))
     small = [r for r, s in zip(ranges, shares) if p * s / sum(shares) < 1]
-    assert all(b - a == 1 for a, b in small)   # the others time-share one processor each
+    held = list(itertools.chain.from_iterable(range(a, b) for a, b in big))
+    assert len(held) == len(set(held))          # the big children's ranges are disjoint
+    used = set(held) | {a for a, _ in small}
+    assert used == set(range(p))                # and no processor is left without work
+    assert all(b - a == 1 for a, b in small)    # the others time-share one processor each
+    if sum(p * s / sum(shares) for s in shares if p * s / sum(shares) < 1) >= 1:
+        assert not {a for a, _ in small} & set(held)   # a group of small ones: its own processors
 
 
 def test_mappings_hold_the_bound_with_whole_processors():
