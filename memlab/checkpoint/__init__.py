@@ -29,8 +29,8 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "revolve_advances", "optimal_forwards", "minimum_budget", "store_all", "recompute_all",
            "store_some", "periodic", "sqrt_schedule", "recursive", "optimal", "revolve",
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
-           "LevelSchedule", "multilevel_optimal", "time_against_memory", "disk_curves", "ChainModel",
-           "mlp_chain",
+           "LevelSchedule", "multilevel_optimal", "time_against_memory", "disk_curves",
+           "ChainModel", "mlp_chain",
            "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
            "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization",
            "rounded_rematerialization", "parallel"]

@@ -7,9 +7,9 @@ A fully connected layer computes ``Y = X W`` with ``X`` of ``batch x n_in`` and 
 
 * **column split**: device ``d`` holds the columns ``W[:, c_d]``; with the input ``X`` on every
   device it computes ``Y[:, c_d]`` alone; the next layer needs all of ``Y``, so the devices
-  **all-gather** it. In the backward pass ``dW[:, c_d] = X^T dY[:, c_d]`` is local (``X`` is kept for
-  it), but each device has only a partial ``dX_d = dY[:, c_d] W[:, c_d]^T``: the partials are summed
-  by an **all-reduce**.
+  **all-gather** it. In the backward pass ``dW[:, c_d] = X^T dY[:, c_d]`` is local (``X`` is kept
+  for it), but each device has only a partial ``dX_d = dY[:, c_d] W[:, c_d]^T``: the partials are
+  summed by an **all-reduce**.
 * **row split**: device ``d`` holds the rows ``W[r_d, :]`` and reads ``X[:, r_d]``; its product is a
   partial ``Y`` that the devices sum by an **all-reduce**. In the backward pass ``dX[:, r_d] = dY
   W[r_d, :]^T`` and ``dW[r_d, :] = X[:, r_d]^T dY`` are local; ``dX`` is all-gathered.
@@ -53,7 +53,7 @@ class LayerSplit:
 
 
 def _shares(n: int, devices: int) -> list[int]:
-    """Sizes of ``n`` rows or columns cut into ``devices`` contiguous blocks (numpy's array_split)."""
+    """Sizes of ``n`` rows or columns cut into ``devices`` blocks (numpy's array_split)."""
     return [len(b) for b in np.array_split(np.arange(n), devices)]
 
 
@@ -129,7 +129,8 @@ def _all_gather(parts: list[np.ndarray], axis: int, received: list[int]) -> list
 
 
 def simulate_intra_layer(X: np.ndarray, W: np.ndarray, dY: np.ndarray, devices: int,
-                         split: str = "column") -> tuple[np.ndarray, np.ndarray, np.ndarray, LayerSplit]:
+                         split: str = "column"
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, LayerSplit]:
     """Run the forward and backward pass of ``Y = X W`` split across ``devices`` with numpy,
     moving every block between devices explicitly. Returns ``(Y, dX, dW, counted)``: the results
     as device 0 holds them (``dW`` assembled from the shards) and the bytes each device held and

@@ -66,7 +66,7 @@ def _check_model(model: object, what: str) -> Model:
 
 
 def stages(model: Model, S: int) -> list[range]:
-    """The layers of each of ``S`` pipeline stages: contiguous, as even as the layer count allows."""
+    """The layers of each of ``S`` pipeline stages: contiguous, as even as the layers allow."""
     _check_model(model, "stages")
     if not isinstance(S, int) or isinstance(S, bool) or S < 1 or S > model.layers:
         raise MemlabError(f"stages must be an integer in 1..{model.layers} (one layer at least "
@@ -117,7 +117,8 @@ def simulate_pipeline(model: Model, S: int, M: int, batch: int, remat: bool = Fa
     held = [(4 + ADAM_STATES) * sum(model.params[i] for i in st) for st in split]
     peak = list(held)
     stage_act = [sum(model.activations[i] for i in st) * micro for st in split]
-    kept = [model.boundary[st.start] * micro if remat else stage_act[k] for k, st in enumerate(split)]
+    kept = [model.boundary[st.start] * micro if remat else stage_act[k]
+            for k, st in enumerate(split)]
     for tick in range(M + S - 1):  # forward: keep what the backward will need
         for s in range(S):
             m = tick - s

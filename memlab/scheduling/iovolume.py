@@ -46,7 +46,8 @@ class IOResult(NamedTuple):
 
 def _check_graph(graph: object, what: str) -> TaskGraph:
     if not isinstance(graph, TaskGraph):
-        raise TreeError(f"{what}: graph must be a TaskGraph, got {type(graph).__name__} {graph!r:.60}")
+        raise TreeError(f"{what}: graph must be a TaskGraph, got {type(graph).__name__} "
+                        f"{graph!r:.60}")
     return graph
 
 

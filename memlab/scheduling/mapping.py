@@ -12,10 +12,11 @@ Two sources of parallelism (seed 002, "Model for parallel tree processing"):
   work ``W_T`` (seed 002, "Proportional mapping"; Pothen and Sun), rounded to
   whole processors (:func:`split_range`): children with a share of one
   processor or more get disjoint contiguous ranges, smaller ones time-share
-  single processors (processors of their own when their shares add up to one); a subtree on one processor runs in best post-order. On a
-  complete tree whose splits divide P the load is perfectly balanced (the
-  makespan is all-to-all's with alpha = 1); elsewhere the whole-processor
-  rounding leaves processors idle while a parent waits for its slowest child.
+  single processors (processors of their own when their shares add up to
+  one); a subtree on one processor runs in best post-order. On a complete
+  tree whose splits divide P the load is perfectly balanced (the makespan is
+  all-to-all's with alpha = 1); elsewhere whole processors leave some idle
+  while a parent waits for its slowest child.
 * :func:`memory_aware` — after Agullo et al. (seed 002 ref. [3]): try the
   proportional split, giving each child a memory share in proportion to its
   processors; if some child's minimum peak does not fit its share, serialize

@@ -26,6 +26,7 @@ from .scheduling import (taskgraph_stepper, tree_stepper, formula_frames,  # noq
 __all__ += ["taskgraph_stepper", "tree_stepper", "formula_frames", "counterexample_explorer",
             "svg_gantt", "mapping_frames", "mapping_explorer", "subtree_colors", "schedule_figure",
             "mapping_figure", "pareto_points", "tradeoff_plot"]
-from .taskgraphs import schedules_figure, schedule_points, search_cost_figure, io_curves  # noqa: E402
+from .taskgraphs import (schedules_figure, schedule_points, search_cost_figure,  # noqa: E402
+                         io_curves)
 
 __all__ += ["schedules_figure", "schedule_points", "search_cost_figure", "io_curves"]

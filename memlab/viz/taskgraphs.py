@@ -1,5 +1,5 @@
-"""Plots of lesson 11 (the scheduling slides, part 1): list schedules on several processors, schedules
-as makespan/peak points, the cost of the exact search, and the I/O volume against memory.
+"""Plots of lesson 11 (the scheduling slides, part 1): list schedules on several processors,
+schedules as makespan/peak points, the cost of the exact search, and the I/O volume against memory.
 
 Drawing only: the schedules, points, counts and volumes are computed by the caller with
 :mod:`memlab.scheduling` and passed in. Each function returns a closed figure, shown once as the

@@ -101,5 +101,6 @@ def test_no_auto_generated_node_name_is_shown(path):
 def test_the_rule_catches_an_auto_name_and_not_a_figure_id():
     cell = _code({"output_type": "stream", "name": "stdout", "text": "in-place on softmax_30: x"},
                  {"output_type": "display_data",
-                  "data": {"image/svg+xml": '<g id="text_10"><g id="patch_12">', "text/plain": "f"}})
+                  "data": {"image/svg+xml": '<g id="text_10"><g id="patch_12">',
+                           "text/plain": "f"}})
     assert auto_names([cell]) == ["cell 0: softmax_30"]
