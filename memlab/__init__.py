@@ -8,6 +8,8 @@ The package follows the course's parts, each layer importing only the ones below
 * :mod:`memlab.cuda` -- Numba CUDA kernels and device memory (imported only when asked for:
   ``import memlab.cuda`` or ``Executor(..., device="cuda")``);
 * :mod:`memlab.execute` -- one run loop behind the naive, pool and arena runners (p.10-22);
+* :mod:`memlab.checkpoint` -- trading computation for memory: checkpoints on graphs and chains,
+  Revolve, heterogeneous chains, several memory levels, parallel memory models (p.30-37, seed 002);
 * :mod:`memlab.models` -- the model zoo and the slides' comparisons (p.22-23, p.28-29, p.35-36);
 * :mod:`memlab.scheduling` -- task graphs and trees (seed 002), apart from the op graph;
 * :mod:`memlab.testing` -- checks shared by the tests and the exercises' hidden tests;

@@ -30,7 +30,7 @@ class ShapeError(GraphError):
 
 
 class UnknownOpError(GraphError):
-    """A node's op is not a memlab :class:`~memlab.ops.Op`."""
+    """A node's op is not a memlab :class:`~memlab.graph.node.Op`."""
 
 
 class FeedError(MemlabError):

@@ -17,7 +17,7 @@ from .binomial import revolve_advances, optimal_forwards, minimum_budget
 from .strategies import (store_all, recompute_all, store_some, periodic, sqrt_schedule, recursive,
                          optimal, revolve, RevolveSchedule)
 from .hetero import HeteroChain, HeteroSchedule, hetero_chain, optimal_hetero
-from .levels import LevelSchedule, multilevel_optimal, time_against_memory
+from .levels import LevelSchedule, multilevel_optimal, time_against_memory, disk_curves
 from .realchain import ChainModel, mlp_chain, run_schedule
 from .rewrite import recompute_graph, recomputed_nodes, forward_nodes as forward_nodes_of
 from .segments import every_k, sqrt_checkpoints, memonger, recursive_checkpoints
@@ -30,7 +30,8 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "revolve_advances", "optimal_forwards", "minimum_budget", "store_all", "recompute_all",
            "store_some", "periodic", "sqrt_schedule", "recursive", "optimal", "revolve",
            "RevolveSchedule", "HeteroChain", "HeteroSchedule", "hetero_chain", "optimal_hetero",
-           "LevelSchedule", "multilevel_optimal", "time_against_memory", "ChainModel", "mlp_chain",
+           "LevelSchedule", "multilevel_optimal", "time_against_memory", "disk_curves",
+           "ChainModel", "mlp_chain",
            "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
            "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization", "optimum_curve",
            "rounded_rematerialization", "parallel", "zero", "MixedPrecisionAdam", "ZeroAdam"]

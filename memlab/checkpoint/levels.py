@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from math import inf
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..errors import BudgetError, ScheduleError, check_int, check_list, check_number, check_numbers
 from .chain import check_length
@@ -182,6 +182,29 @@ def time_against_memory(l: int, level0: Sequence[int], slots_rest: Sequence[int 
         s = multilevel_optimal(l, [m, *slots_rest], [0.0, *write], [0.0, *read])
         rows.append({"level0": m, "time": s.time, "forwards": s.forwards, "writes": s.writes,
                      "reads": s.reads})
+    return rows
+
+
+def disk_curves(l: int, level0: Sequence[int], disks: Mapping[str, float | None]
+                ) -> list[dict[str, object]]:
+    """:func:`time_against_memory` for one two-level memory per entry of ``disks`` (lesson 08,
+    the several-memories slide): ``disks`` maps a label to the cost of writing and of reading a
+    checkpoint on an unbounded disk, or to ``None`` for level 0 alone. Each row gets its
+    ``label``."""
+    if not isinstance(disks, Mapping) or not disks:
+        raise BudgetError(f"disk_curves: disks must be a non-empty mapping label -> cost or None, "
+                          f"got {disks!r}")
+    level0 = [check_int(m, "disk_curves: a size of level 0 (slots)", 1, BudgetError)
+              for m in check_list(level0, "disk_curves: level0 (sizes of level 0)", BudgetError,
+                                  nonempty=True)]
+    rows: list[dict[str, object]] = []
+    for label, cost in disks.items():
+        if cost is None:
+            rest, w = [0], [0.0]
+        else:
+            w = [check_number(cost, f"disk_curves: cost of disk {label!r}", 0, error=BudgetError)]
+            rest = [None]
+        rows += [dict(r, label=label) for r in time_against_memory(l, level0, rest, w, w)]
     return rows
 
 

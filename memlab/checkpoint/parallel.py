@@ -15,8 +15,12 @@ gradient) + ``K = 12`` (fp32 weight, momentum, variance). Plain data parallelism
 also the weights (fully sharded data parallelism: each layer's weights are gathered just for its
 compute, one layer at a time).
 
-Each formula is checked by :func:`simulate_pipeline` / :func:`simulate_data_parallel`, small event
-simulators that add and remove the bytes each device holds, step by step.
+**Model parallelism, intra-layer.** One layer's matrix product split across devices by columns or
+rows: :func:`intra_layer_memory`, from :mod:`memlab.checkpoint.intralayer`.
+
+Each formula is checked by :func:`simulate_pipeline` / :func:`simulate_data_parallel` /
+:func:`simulate_intra_layer`, small simulators that add and remove the bytes each device holds, step
+by step.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import MemlabError, check_bool, check_int, check_number
+from .intralayer import LayerSplit, intra_layer_memory, simulate_intra_layer  # noqa: F401
 
 ADAM_STATES = 12  #: bytes per parameter of Adam's fp32 states in mixed precision (ZeRO's K)
 
@@ -60,7 +65,9 @@ def _check_model(model: object, what: str) -> Model:
     return model
 
 
-def _stages(model: Model, S: int) -> list[range]:
+def stages(model: Model, S: int) -> list[range]:
+    """The layers of each of ``S`` pipeline stages: contiguous, as even as the layers allow."""
+    _check_model(model, "stages")
     if not isinstance(S, int) or isinstance(S, bool) or S < 1 or S > model.layers:
         raise MemlabError(f"stages must be an integer in 1..{model.layers} (one layer at least "
                           f"per stage), got {S!r}")
@@ -82,7 +89,7 @@ def pipeline_memory(model: Model, S: int, M: int, batch: int, remat: bool = Fals
     micro = _check_micro(batch, M)
     check_bool(remat, "pipeline_memory: remat")
     out = []
-    for stage in _stages(model, S):
+    for stage in stages(model, S):
         weights = (4 + ADAM_STATES) * sum(model.params[i] for i in stage)
         acts = sum(model.activations[i] for i in stage) * micro
         if remat:
@@ -100,29 +107,18 @@ def bubble_fraction(S: int, M: int) -> float:
     return (S - 1) / (M + S - 1)
 
 
-def pipeline_time(S: int, M: int, forward: float = 1.0, backward: float = 2.0,
-                  remat: bool = False) -> float:
-    """Time of one GPipe step in units of one micro-batch's forward on one stage."""
-    check_int(S, "pipeline_time: S (stages)", 1)
-    check_int(M, "pipeline_time: M (micro-batches)", 1)
-    check_number(forward, "pipeline_time: forward", 0)
-    check_number(backward, "pipeline_time: backward", 0)
-    check_bool(remat, "pipeline_time: remat")
-    f = forward + (forward if remat else 0.0)
-    return (M + S - 1) * (forward + backward) + (M + S - 1) * (f - forward)
-
-
 def simulate_pipeline(model: Model, S: int, M: int, batch: int, remat: bool = False) -> list[float]:
     """Replay GPipe step by step (all forwards, then all backwards; micro-batch m on stage s at
     tick m + s) and return the most bytes each device held."""
     _check_model(model, "simulate_pipeline")
     micro = _check_micro(batch, M)
     check_bool(remat, "simulate_pipeline: remat")
-    stages = _stages(model, S)
-    held = [(4 + ADAM_STATES) * sum(model.params[i] for i in st) for st in stages]
+    split = stages(model, S)
+    held = [(4 + ADAM_STATES) * sum(model.params[i] for i in st) for st in split]
     peak = list(held)
-    stage_act = [sum(model.activations[i] for i in st) * micro for st in stages]
-    kept = [model.boundary[st.start] * micro if remat else stage_act[k] for k, st in enumerate(stages)]
+    stage_act = [sum(model.activations[i] for i in st) * micro for st in split]
+    kept = [model.boundary[st.start] * micro if remat else stage_act[k]
+            for k, st in enumerate(split)]
     for tick in range(M + S - 1):  # forward: keep what the backward will need
         for s in range(S):
             m = tick - s

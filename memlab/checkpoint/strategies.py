@@ -181,6 +181,11 @@ def revolve(l: int, snaps: int) -> RevolveSchedule:
     ``snaps + 2`` slots, and its recomputations are ``R(l, snaps) = t(l + 1, snaps) - l``.
     ``optimal(l, snaps + 2)`` is never worse: before the first backward step no adjoint is held,
     and the optimum uses that slot for one more checkpoint.
+
+    Against pyrevolve (and the C++ revolve): its ``numforw(steps, snaps)`` is ``t(steps, snaps)``
+    (:func:`~memlab.checkpoint.binomial.revolve_advances`), so ``numforw(l, snaps)``, called with
+    the chain's ``l`` forward steps, is ``t(l, snaps)``; this schedule's ``advances`` is
+    ``numforw(l + 1, snaps)``.
     """
     check_length(l)
     if not isinstance(snaps, int) or isinstance(snaps, bool) or snaps < 1:

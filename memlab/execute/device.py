@@ -95,12 +95,20 @@ class DevicePoolRunner(OnDevice, PoolRunner):
         return self.pool.view(block, node.shape, node.dtype), self.pool.stats.bytes_reserved - before
 
 
+def device_footprint(nbytes: int) -> int:
+    """Device bytes one ``cudaMalloc`` of ``nbytes`` takes: rounded up to :data:`DEVICE_ALIGN`
+    (256), at least one unit, since the next allocation starts at the next aligned address."""
+    return max(1, -(-nbytes // DEVICE_ALIGN)) * DEVICE_ALIGN
+
+
 class DeviceNaiveRunner(OnDevice, NaiveRunner):
-    """One device allocation per computed value, all kept to the end of the run (p.10-13)."""
+    """One device allocation per computed value, all kept to the end of the run (p.10-13);
+    each is counted at its aligned footprint (:func:`device_footprint`), not its tensor's bytes."""
 
     def allocate(self, node: Node) -> tuple[Any, int]:
-        self._held += node.nbytes
-        return device_empty(node.shape, node.dtype), node.nbytes
+        size = device_footprint(node.nbytes)
+        self._held += size
+        return device_empty(node.shape, node.dtype), size
 
 
 def device_runner(outputs: Sequence[Node], order: Sequence[Node], plan: Plan | None,

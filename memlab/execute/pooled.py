@@ -23,11 +23,6 @@ class PoolRunner(Runner):
         self.pool = MemoryPool()
         self._blocks: dict[Node, Block] = {}
 
-    @property
-    def peak_reserved_bytes(self) -> int:
-        """Peak bytes the pool reserved during the last run."""
-        return self.pool.stats.peak_reserved
-
     def start(self) -> None:
         self.pool, self._blocks = MemoryPool(), {}
 

@@ -85,7 +85,7 @@ CONSTANT = _Leaf("constant")
 class Node:
     """One value of a computational graph: ``op(*inputs, **attrs)``.
 
-    Attributes: ``op`` (an :class:`~memlab.ops.Op`), ``inputs`` (nodes),
+    Attributes: ``op`` (an :class:`~memlab.graph.node.Op`), ``inputs`` (nodes),
     ``attrs`` (op parameters), ``name``, ``shape``, ``dtype``, ``nbytes``, ``scope``
     (module and timestep, :mod:`.scope`; None outside any) and, for constants, ``value``. Python operators build new nodes, so
     ``exp(a * b + 3)`` is a graph of four ops (p.10); :mod:`memlab.graph.ops`

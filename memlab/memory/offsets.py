@@ -195,7 +195,8 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
     time, we can instead take the in-place chains biggest first and put each
     into the first tag none of whose chains is alive at the same time (a new
     tag if none), as TensorFlow Lite does for its shared objects. Same
-    :class:`~memlab.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``); ``order`` as there.
+    :class:`~memlab.memory.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``); ``order`` as
+    there.
     """
     check_alignment(alignment)
     check_bool(inplace, "plan_tags_by_size: inplace", PlanError)

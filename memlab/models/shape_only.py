@@ -195,7 +195,26 @@ def resnet(layers: int = 152, batch: int = 32, image: int = 224) -> dict[str, An
     per[2] += units - sum(per)
     x = placeholder("data", (batch, 3, image, image))
     h = pool2d(relu(batchnorm(conv2d(x, 64, 7, 2, 3))), 3, 2, 1)
-    for stage, (n_units, width) in enumerate(zip(per, (256, 512, 1024, 2048))):
+    h = _bottleneck_stages(h, per, (256, 512, 1024, 2048))
+    return _model(x, softmax_loss(fc(h, 1000)))
+
+
+def resnet_cifar(layers: int = 1001, batch: int = 64) -> dict[str, Any]:
+    """The pre-activation bottleneck ResNet for CIFAR-10 (He et al. 2016, "Identity Mappings in
+    Deep Residual Networks"; ResNet-1001 is lecture 7 p.9's "ResNet-1k on CIFAR-10"): 32 x 32
+    images, a 3x3 stem of 16 channels, ``(layers - 2) // 9`` bottleneck units in each of three
+    stages of widths 64, 128, 256 (at 32, 16 and 8 pixels), average pooling, 10 classes."""
+    per = max(1, (layers - 2) // 9)
+    x = placeholder("data", (batch, 3, 32, 32))
+    h = _bottleneck_stages(conv2d(x, 16, 3), (per, per, per), (64, 128, 256))
+    return _model(x, softmax_loss(fc(h, 10)))
+
+
+def _bottleneck_stages(h: Node, units: Sequence[int], widths: Sequence[int]) -> Node:
+    """Stages of pre-activation bottleneck units (bn, relu, 1x1 conv, bn, relu, 3x3 conv, bn,
+    relu, 1x1 conv, + shortcut; a projection on each stage's first unit, which halves the size
+    from the second stage on), then bn, relu and global average pooling."""
+    for stage, (n_units, width) in enumerate(zip(units, widths)):
         for u in range(n_units):
             stride = 2 if (u == 0 and stage > 0) else 1
             a = relu(batchnorm(h))
@@ -204,8 +223,7 @@ def resnet(layers: int = 152, batch: int = 32, image: int = 224) -> dict[str, An
             r = conv2d(relu(batchnorm(r)), width // 4, 3)
             r = conv2d(relu(batchnorm(r)), width, 1)
             h = add(r, short)
-    h = pool2d(relu(batchnorm(h)), h.shape[2], 1, kind="avg")
-    return _model(x, softmax_loss(fc(h, 1000)))
+    return pool2d(relu(batchnorm(h)), h.shape[2], 1, kind="avg")
 
 
 def _model(data: Node, loss: Node) -> dict[str, Any]:

@@ -15,8 +15,8 @@ optimal traversal as a sequence of *hill-valley segments*:
   itself is appended as a last segment, and adjacent segments that break the
   hill/valley monotonicity are fused into one.
 
-Implementation notes. A segment is stored *relative to the valley before it*
-as ``[a, d, head, tail]``: ``a = H - V_prev`` (rise), ``d = V - V_prev`` (net
+Implementation notes. A segment (:class:`Segment`) is stored *relative to the valley before
+it* as ``(a, d, head, tail)``: ``a = H - V_prev`` (rise), ``d = V - V_prev`` (net
 change), and the first/last node of its run in a linked list of nodes. Both
 the merge key ``a - d`` and the fusion test (``a_1 <= d_1 + a_2`` for hills,
 ``d_2 <= 0`` for valleys) do not depend on where the sequence starts, so a
@@ -26,85 +26,97 @@ child's list, so chains cost O(1) per node amortized.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .treebase import Tree, check_tree
 
 __all__ = ["optimal_traversal", "segments", "subtree_optimal_peaks"]
 
 
-def _push(stack: list[list], s: list, nxt: list[int]) -> None:
+class Segment(NamedTuple):
+    """One hill-valley segment, relative to the valley before it: ``rise = H - V_prev``,
+    ``net = V - V_prev``; ``head`` and ``tail`` are the first and last nodes of its run
+    (linked by ``nxt``)."""
+
+    rise: float
+    net: float
+    head: int
+    tail: int
+
+
+def _push(stack: list[Segment], s: Segment, nxt: list[int]) -> None:
     """Append segment ``s`` and fuse while hills do not decrease or valleys do not increase."""
-    a, d, head, tail = s
+    rise, net, head, tail = s
     while stack:
-        ta, td, th, tt = stack[-1]
-        if ta <= td + a or d <= 0:
-            nxt[tt] = head
-            a = ta if ta > td + a else td + a
-            d = td + d
-            head = th
+        top = stack[-1]
+        if top.rise <= top.net + rise or net <= 0:
+            nxt[top.tail] = head
+            rise = max(top.rise, top.net + rise)
+            net = top.net + net
+            head = top.head
             stack.pop()
         else:
             break
-    stack.append([a, d, head, tail])
+    stack.append(Segment(rise, net, head, tail))
 
 
-def _segment_lists(tree: Tree, peaks: list[float] | None = None) -> tuple[list[list], list[int]]:
+def _segment_lists(tree: Tree) -> tuple[list[Segment], list[int], list[float]]:
+    """The root's segments, the node links ``nxt`` of their runs, and every subtree's least
+    peak (the first hill of its segments), from one bottom-up pass."""
     n = tree.n
     f, m, children, parent = tree.f, tree.m, tree.children, tree.parent
     nxt = [-1] * n
+    peaks = [0.0] * n
     fin = [0.0] * n  # sum of the children's outputs
     for i in range(n):
         if parent[i] >= 0:
             fin[parent[i]] += f[i]
-    segs: list[list[list] | None] = [None] * n
+    segs: list[list[Segment] | None] = [None] * n
     for v in tree.bottom_up():
         kids = children[v]
         if not kids:  # a leaf is one segment: rise m + f, residual f
-            stack = [[m[v] + f[v], f[v], v, v]]
-            segs[v] = stack
-            if peaks is not None:
-                peaks[v] = m[v] + f[v]
+            segs[v] = [Segment(m[v] + f[v], f[v], v, v)]
+            peaks[v] = m[v] + f[v]
             continue
         if len(kids) == 1:
-            stack = segs[kids[0]]  # type: ignore[assignment]
+            stack = segs[kids[0]]
             segs[kids[0]] = None
+            assert stack is not None
         else:
-            merged: list[list] = []
+            merged: list[Segment] = []
             for c in kids:
                 merged.extend(segs[c])  # type: ignore[arg-type]
                 segs[c] = None
-            merged.sort(key=_key)  # non-increasing a - d, stable
+            merged.sort(key=_key)  # non-increasing rise - net, stable
             stack = []
             for seg in merged:
                 _push(stack, seg, nxt)
-        _push(stack, [m[v] + f[v], f[v] - fin[v], v, v], nxt)
+        _push(stack, Segment(m[v] + f[v], f[v] - fin[v], v, v), nxt)
         segs[v] = stack
-        if peaks is not None:
-            peaks[v] = stack[0][0]  # hills strictly decrease: the first is the peak
+        peaks[v] = stack[0].rise  # hills strictly decrease: the first is the peak
     root_segs = segs[tree.root]
     assert root_segs is not None
-    return root_segs, nxt
+    return root_segs, nxt, peaks
 
 
-def _key(seg: list) -> float:
-    return seg[1] - seg[0]
+def _key(seg: Segment) -> float:
+    return seg.net - seg.rise
 
 
 def subtree_optimal_peaks(tree: Tree) -> list[float]:
     """Minimum peak of every subtree, from one bottom-up pass of Liu's 1987 algorithm."""
-    peaks = [0.0] * tree.n
-    _segment_lists(tree, peaks)
-    return peaks
+    return _segment_lists(tree)[2]
 
 
 def segments(tree: Tree) -> list[tuple[float, float]]:
     """Absolute (hill, valley) pairs of the optimal traversal's profile (Liu 1987)."""
     check_tree(tree, "segments: tree")
-    root_segs, _ = _segment_lists(tree)
+    root_segs = _segment_lists(tree)[0]
     out = []
     base = 0.0
-    for a, d, _, _ in root_segs:
-        out.append((base + a, base + d))
-        base += d
+    for s in root_segs:
+        out.append((base + s.rise, base + s.net))
+        base += s.net
     return out
 
 
@@ -112,17 +124,17 @@ def optimal_traversal(tree: Tree) -> tuple[list[int], float]:
     """Minimum-peak traversal ``(order, peak)`` by Liu's 1987 hill-valley
     segment merging (exact, polynomial; seed 002, "Post-order is not optimal")."""
     check_tree(tree, "optimal_traversal: tree")
-    root_segs, nxt = _segment_lists(tree)
+    root_segs, nxt, _ = _segment_lists(tree)
     for s, t in zip(root_segs, root_segs[1:]):
-        nxt[s[3]] = t[2]
+        nxt[s.tail] = t.head
     order = []
-    v = root_segs[0][2]
+    v = root_segs[0].head
     while v != -1:
         order.append(v)
         v = nxt[v]
     peak = 0.0
     base = 0.0
-    for a, d, _, _ in root_segs:
-        peak = max(peak, base + a)
-        base += d
+    for s in root_segs:
+        peak = max(peak, base + s.rise)
+        base += s.net
     return order, peak

@@ -10,9 +10,13 @@ Two sources of parallelism (seed 002, "Model for parallel tree processing"):
 * :func:`proportional` — the root gets all P processors; each node's
   processors are split among its children's subtrees in proportion to their
   work ``W_T`` (seed 002, "Proportional mapping"; Pothen and Sun), rounded to
-  whole processors (:func:`split_range`): disjoint contiguous ranges, or, with
-  more children than processors, children time-sharing single processors;
-  a subtree on one processor runs in best post-order.
+  whole processors (:func:`split_range`): children with a share of one
+  processor or more get disjoint contiguous ranges, smaller ones time-share
+  single processors (processors of their own when their shares add up to
+  one); a subtree on one processor runs in best post-order. On a complete
+  tree whose splits divide P the load is perfectly balanced (the makespan is
+  all-to-all's with alpha = 1); elsewhere whole processors leave some idle
+  while a parent waits for its slowest child.
 * :func:`memory_aware` — after Agullo et al. (seed 002 ref. [3]): try the
   proportional split, giving each child a memory share in proportion to its
   processors; if some child's minimum peak does not fit its share, serialize
@@ -52,34 +56,49 @@ def split_range(lo: int, hi: int, shares: Sequence[float]) -> list[tuple[int, in
     """Whole processors ``[lo, hi)`` for children of work ``shares`` (p_i = P * W_i / W,
     seed 002 "Proportional mapping", rounded to whole processors).
 
-    With at least as many processors as children, each child gets a contiguous
-    range of at least one processor, sizes by largest remainder (the ranges
-    are disjoint and cover ``[lo, hi)``). With fewer processors than children
-    the children **time-share**: each gets one processor, the children taking
-    the least-loaded processor in non-increasing order of work (LPT), and the
-    children on one processor run one after the other."""
+    A child whose ideal share p_i is at least one processor is *big*; the others are *small*.
+    The big children, and the small ones together as one group if their shares add up to a
+    processor or more, get disjoint contiguous ranges covering ``[lo, hi)``, sized by largest
+    remainder in proportion to their shares. Small children get one processor each, which they
+    **time-share** (the subtrees on one processor run one after the other): in non-increasing order
+    of work, each takes the least-loaded processor of the group's range (as in LPT), or, when the
+    group has less than one processor's share, the least-loaded processor of ``[lo, hi)`` (a big
+    child's share spread over its range). So tiny subtrees never take processors from a big
+    sibling, and with more children than processors, all small, every child time-shares."""
     p, k = hi - lo, len(shares)
+    if k == 0:
+        return []
     tot = float(sum(shares))
-    ideal = [p * s / tot if tot > 0 else p / k for s in shares] if k else []
-    if k > p:
-        load = [0.0] * p
-        out: list[tuple[int, int]] = [(lo, lo + 1)] * k
-        for i in sorted(range(k), key=lambda i: (-ideal[i], i)):
-            q = min(range(p), key=lambda q: (load[q], q))
-            load[q] += ideal[i]
-            out[i] = (lo + q, lo + q + 1)
-        return out
-    size = [max(1, int(math.floor(x + 1e-9))) for x in ideal]
-    while sum(size) > p:  # too many: take from the most over-served child
-        i = max((i for i in range(k) if size[i] > 1), key=lambda i: (size[i] - ideal[i], -i))
-        size[i] -= 1
-    while sum(size) < p:  # too few: give to the most under-served child
-        i = max(range(k), key=lambda i: (ideal[i] - size[i], -i))
-        size[i] += 1
-    out, a = [], lo
-    for n in size:
-        out.append((a, a + n))
-        a += n
+    ideal = [p * s / tot if tot > 0 else p / k for s in shares]
+    small = [i for i in range(k) if ideal[i] < 1 - 1e-9]
+    group = sum(ideal[i] for i in small)
+    owners: list = [i for i in range(k) if ideal[i] >= 1 - 1e-9]
+    if small and group >= 1 - 1e-9:
+        owners.append("small")
+    share = {o: (group if o == "small" else ideal[o]) for o in owners}
+    out: list[tuple[int, int]] = [(lo, lo + 1)] * k
+    load = [0.0] * p
+    span = {}
+    if owners:
+        scale = p / sum(share.values())
+        want = {o: share[o] * scale for o in owners}
+        size = {o: int(math.floor(want[o] + 1e-9)) for o in owners}
+        extra = p - sum(size.values())
+        for o in sorted(owners, key=lambda o: (-(want[o] - size[o]), owners.index(o)))[:extra]:
+            size[o] += 1   # largest remainder: the extra processors to the most under-served
+        a = 0
+        for o in owners:
+            span[o] = (a, a + size[o])
+            if o != "small":
+                out[o] = (lo + a, lo + a + size[o])
+                for q in range(a, a + size[o]):
+                    load[q] = ideal[o] / size[o]
+            a += size[o]
+    first, last = span.get("small", (0, p))
+    for i in sorted(small, key=lambda i: (-ideal[i], i)):
+        q = min(range(first, last), key=lambda q: (load[q], q))
+        load[q] += ideal[i]
+        out[i] = (lo + q, lo + q + 1)
     return out
 
 
@@ -105,104 +124,123 @@ def sequential_minimum(tree: Tree) -> float:
     return optimal_traversal(tree)[1]
 
 
-def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
-             ) -> tuple[list[tuple[int, int]], list[int], dict[int, list[int]], dict]:
-    n = tree.n
-    W = subtree_work(tree, w)
+def _postorder_rank(tree: Tree) -> list[int]:
+    """Each node's position in the best post-order: the simulator's priority (smaller first)."""
     order, _ = best_postorder(tree)
-    rank = [0] * n
+    rank = [0] * tree.n
     for k, v in enumerate(order):
         rank[v] = k
-    procs: list[tuple[int, int]] = [(0, P)] * n
+    return rank
+
+
+def _subtree_nodes(tree: Tree, v: int) -> list[int]:
+    """The nodes of the subtree rooted at ``v``, breadth first (``tree.subtree(v)``'s numbering)."""
+    nodes = [v]
+    j = 0
+    while j < len(nodes):
+        nodes.extend(tree.children[nodes[j]])
+        j += 1
+    return nodes
+
+
+class _Leaves:
+    """The leaves of any subtree, found by bisection on a pre-order numbering."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.pre, self.size = [0] * tree.n, tree.subtree_sizes()
+        self.pre_of_leaf: list[int] = []
+        self.leaves: list[int] = []
+        stack, k = [tree.root], 0
+        while stack:
+            v = stack.pop()
+            self.pre[v], k = k, k + 1
+            if not tree.children[v]:
+                self.pre_of_leaf.append(self.pre[v])
+                self.leaves.append(v)
+            stack.extend(reversed(tree.children[v]))
+
+    def under(self, v: int) -> list[int]:
+        a = bisect.bisect_left(self.pre_of_leaf, self.pre[v])
+        b = bisect.bisect_left(self.pre_of_leaf, self.pre[v] + self.size[v])
+        return self.leaves[a:b]
+
+
+def _run_sequentially(tree: Tree, v: int, rng: tuple[int, int], procs: list[tuple[int, int]],
+                      rank: list[int], liu: bool) -> None:
+    """Put the whole subtree of ``v`` on the range ``rng``; with ``liu``, re-rank its nodes in
+    Liu's optimal order, in the rank slots they held (the subtree's least sequential peak)."""
+    nodes = _subtree_nodes(tree, v)
+    for x in nodes:
+        procs[x] = rng
+    if liu and len(nodes) > 1:
+        liu_order, _ = optimal_traversal(tree.subtree(v))   # sub node j is nodes[j]
+        slots = sorted(rank[x] for x in nodes)
+        for s, j in zip(slots, liu_order):
+            rank[nodes[j]] = s
+
+
+def _serial_order(tree: Tree, kids: Sequence[int], opt: Sequence[float], B: float
+                  ) -> list[int] | None:
+    """The children one after another, by non-increasing (least peak - output), if each fits
+    ``B`` less the outputs of those before it; None if one does not."""
+    seq = sorted(kids, key=lambda c: tree.f[c] - opt[c])
+    held = 0.0
+    for c in seq:
+        if held + opt[c] > B:
+            return None
+        held += tree.f[c]
+    return seq
+
+
+def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
+             ) -> tuple[list[tuple[int, int]], list[int], dict[int, list[int]], dict]:
+    """Processor ranges, priorities, extra predecessors and the decisions' trace of the
+    proportional mapping (``budget`` None) or of the memory-aware one (a bound)."""
+    W = subtree_work(tree, w)
+    rank = _postorder_rank(tree)
+    procs: list[tuple[int, int]] = [(0, P)] * tree.n
     after: dict[int, list[int]] = {}
-    stats: dict = {"parallel": 0, "serialized": 0, "sequential": 0}
     decision: dict[int, str] = {}  # node -> how its children were mapped (the trace)
-    stats["decisions"] = decision
     opt = subtree_optimal_peaks(tree) if budget is not None else None
-    # leaves in pre-order, to find the leaves of any subtree by bisection
-    pre = [0] * n
-    size = tree.subtree_sizes()
-    leaves_pre: list[int] = []
-    leaves: list[int] = []
-    stack = [tree.root]
-    k = 0
-    while stack:
-        v = stack.pop()
-        pre[v] = k
-        k += 1
-        if not tree.children[v]:
-            leaves_pre.append(pre[v])
-            leaves.append(v)
-        stack.extend(reversed(tree.children[v]))
-
-    def assign_all(v: int, rng: tuple[int, int]) -> list[int]:
-        nodes = [v]
-        j = 0
-        while j < len(nodes):
-            procs[nodes[j]] = rng
-            nodes.extend(tree.children[nodes[j]])
-            j += 1
-        return nodes
-
+    leaves = _Leaves(tree)
     work = [(tree.root, 0, P, budget)]
     while work:
         v, lo, hi, B = work.pop()
         kids = tree.children[v]
         procs[v] = (lo, hi)
-        if hi - lo == 1 or not kids:
-            nodes = assign_all(v, (lo, hi))
-            if budget is not None and len(nodes) > 1:
-                stats["sequential"] += 1
+        if hi - lo == 1 or not kids:        # one processor, or a leaf: the subtree in order
+            _run_sequentially(tree, v, (lo, hi), procs, rank, liu=budget is not None)
+            if budget is not None and kids:
                 decision[v] = "sequential"
-                sub = tree.subtree(v)  # BFS renumbering: sub node j is nodes[j]
-                liu_order, _ = optimal_traversal(sub)
-                slots = sorted(rank[x] for x in nodes)
-                for s, j in zip(slots, liu_order):
-                    rank[nodes[j]] = s
             continue
         ranges = split_range(lo, hi, [W[c] for c in kids])
-        if B is None:
-            stats["parallel"] += 1
+        if B is None:                       # proportional: split, recurse
             decision[v] = "parallel"
             work.extend((c, a, b, None) for c, (a, b) in zip(kids, ranges))
             continue
         assert opt is not None
         widths = [b - a for a, b in ranges]
         shares = [B * x / sum(widths) for x in widths]
-        if all(opt[c] <= s for c, s in zip(kids, shares)):
-            stats["parallel"] += 1
+        if all(opt[c] <= s for c, s in zip(kids, shares)):   # each child fits its memory share
             decision[v] = "parallel"
             work.extend((c, a, b, s) for c, (a, b), s in zip(kids, ranges, shares))
             continue
-        seq = sorted(kids, key=lambda c: tree.f[c] - opt[c])  # non-increasing opt - f
-        held = 0.0
-        fits = True
-        for c in seq:
-            if held + opt[c] > B:
-                fits = False
-                break
-            held += tree.f[c]
-        if fits:
-            stats["serialized"] += 1
+        seq = _serial_order(tree, kids, opt, B)
+        if seq is not None:                 # one child after another, all the processors each
             decision[v] = "serialized"
             held = 0.0
             for prev, c in zip([None] + seq[:-1], seq):
                 work.append((c, lo, hi, B - held))
                 held += tree.f[c]
                 if prev is not None:
-                    a = bisect.bisect_left(leaves_pre, pre[c])
-                    b = bisect.bisect_left(leaves_pre, pre[c] + size[c])
-                    for leaf in leaves[a:b]:
+                    for leaf in leaves.under(c):
                         after.setdefault(leaf, []).append(prev)
             continue
-        stats["sequential"] += 1
-        decision[v] = "sequential"
-        nodes = assign_all(v, (lo, hi))
-        sub = tree.subtree(v)
-        liu_order, _ = optimal_traversal(sub)
-        slots = sorted(rank[x] for x in nodes)
-        for s, j in zip(slots, liu_order):
-            rank[nodes[j]] = s
+        decision[v] = "sequential"          # nothing fits: Liu's optimal order on all of them
+        _run_sequentially(tree, v, (lo, hi), procs, rank, liu=True)
+    stats: dict = {x: sum(d == x for d in decision.values())
+                   for x in ("parallel", "serialized", "sequential")}
+    stats["decisions"] = decision
     return procs, rank, after, stats
 
 

@@ -9,7 +9,7 @@ This is the public face of the tree part of memlab:
 * :func:`brute_force` — exact search over sets of processed nodes (small trees);
 * :func:`postorder_counterexample`, :func:`counterexample_peaks` — the family
   on which the best post-order is arbitrarily bad;
-* generators in :mod:`memlab.treegen` and :mod:`memlab.scheduling.assembly`, parallel
+* generators in :mod:`memlab.scheduling.treegen` and :mod:`memlab.scheduling.assembly`, parallel
   mappings in :mod:`memlab.scheduling.mapping`.
 """
 from __future__ import annotations

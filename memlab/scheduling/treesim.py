@@ -14,7 +14,7 @@ Memory convention: node ``i`` allocates ``m[i] + f[i]`` when it starts and
 frees ``m[i]`` plus its children's outputs when it ends; at an instant where
 nodes end and others start the frees come first, and the curve value at
 ``times[k]`` is the memory held on ``[times[k], times[k+1])``. A sequential
-run (P = 1) therefore has the peak of :func:`memlab.treebase.peak`.
+run (P = 1) therefore has the peak of :func:`memlab.scheduling.treebase.peak`.
 """
 from __future__ import annotations
 

@@ -9,11 +9,11 @@ same colour = same memory, as in the CSE599G1 figures.
 from .palette import PALETTE, color
 from .render import to_svg, setup
 from .graphs import draw_graph
-from .plots import memory_plot, gantt, memory_bars
+from .plots import memory_plot, gantt
 from .stepper import Frame, Stepper
 
 __all__ = ["PALETTE", "color", "to_svg", "setup", "draw_graph", "memory_plot", "gantt",
-           "memory_bars", "Frame", "Stepper"]
+           "Frame", "Stepper"]
 from .trees import draw_tree, draw_taskgraph, traversal_bars, traversal_frames, side_by_side, tree_gantt  # noqa: E402
 
 __all__ += ["draw_tree", "draw_taskgraph", "traversal_bars", "traversal_frames", "side_by_side", "tree_gantt"]
@@ -26,3 +26,7 @@ from .scheduling import (taskgraph_stepper, tree_stepper, formula_frames,  # noq
 __all__ += ["taskgraph_stepper", "tree_stepper", "formula_frames", "counterexample_explorer",
             "svg_gantt", "mapping_frames", "mapping_explorer", "subtree_colors", "schedule_figure",
             "mapping_figure", "pareto_points", "tradeoff_plot"]
+from .taskgraphs import (schedules_figure, schedule_points, search_cost_figure,  # noqa: E402
+                         io_curves)
+
+__all__ += ["schedules_figure", "schedule_points", "search_cost_figure", "io_curves"]

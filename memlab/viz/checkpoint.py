@@ -212,3 +212,29 @@ def _group(rows: Sequence[dict]) -> dict[str, list[dict]]:
     for r in rows:
         out.setdefault(str(r.get("label", "")), []).append(r)
     return out
+
+
+def network_graph(loss, title: str | None = None, size: str | None = "11,3",
+                  span: tuple[int, int] | None = None) -> graphviz.Digraph:
+    """A network's forward graph as a task graph (the scheduling slides' "Relation to deep
+    learning", drawn on the GoogleNet graph): one box per computed node, labelled by its op,
+    weights and inputs left out, left to right; a branch-and-merge module shows as parallel
+    paths between a split and a ``concat``. ``span = (a, b)`` keeps only the computed nodes
+    a to b - 1 of the topological order (a zoom on one module)."""
+    from ..graph import topo_order
+    computed = [n for n in topo_order(loss) if not n.is_leaf]
+    keep = set(computed[slice(*span)] if span else computed)
+    g = digraph("LR", title, size, graph={"nodesep": "0.05", "ranksep": "0.12"},
+                node={"shape": "box", "fontsize": "8", "height": "0.2", "width": "0.3",
+                      "margin": "0.03,0.01", "fillcolor": "#ffffff"},
+                edge={"arrowsize": "0.3", "penwidth": "0.6"})
+    shade = {"conv2d": color(0), "concat": color(1), "maxpool": color(2), "avgpool": color(2),
+             "fc": color(3), "softmax_xent": color(4)}
+    for n in computed:
+        if n not in keep:
+            continue
+        g.node(str(n.id), n.op.name, fillcolor=shade.get(n.op.name, "#ffffff"))
+        for x in n.inputs:
+            if x in keep:
+                g.edge(str(x.id), str(n.id))
+    return g

@@ -1,7 +1,7 @@
 """Pictures of memory versus concurrency and of training plans (lessons 04-05, lecture 7 p.23-29, p.35-36).
 
 Drawing only: what is drawn (tags, implicit dependencies, colour classes,
-schedules, curves) comes from :mod:`memlab.memory.coloring`, :mod:`memlab.planner`
+schedules, curves) comes from :mod:`memlab.memory.coloring`, :mod:`memlab.memory.planner`
 and :mod:`memlab.models`; nothing here decides anything.
 
 * :func:`draw_dependencies` — a graph top to bottom, nodes filled by storage

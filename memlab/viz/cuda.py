@@ -19,7 +19,8 @@ from .stepper import Frame
 
 def thread_map(n: int, threads: int) -> Figure:
     """``n`` array elements, each under the thread that owns it: ``i = blockIdx.x * blockDim.x +
-    threadIdx.x``; one colour per block; threads past the end (idle, ``i >= n``) hatched."""
+    threadIdx.x``; one colour per block; threads past the end (idle, ``i >= n``) hatched. The
+    figure is closed before it is returned, so a notebook shows it once, as the cell's value."""
     blocks = max(1, -(-n // threads))
     fig, ax = plt.subplots(figsize=(min(11, 0.42 * blocks * threads + 1), 1.9))
     for i in range(blocks * threads):
@@ -38,6 +39,7 @@ def thread_map(n: int, threads: int) -> Figure:
     ax.set_ylim(-0.9, 1.7)
     ax.axis("off")
     ax.set_title(f"{n} elements, blocks of {threads} threads: grid of {blocks} blocks", fontsize=10)
+    plt.close(fig)   # shown once, as the cell's value, not again by the inline backend
     return fig
 
 
@@ -86,7 +88,8 @@ def tile_frames(n: int, inner: int, m: int, tile: int, schedule: Sequence[dict[s
 
 def allocation_bars(rows: Sequence[tuple[str, int, int]]) -> Figure:
     """Two bar charts side by side: device allocations and bytes obtained, per memory scheme
-    (``rows`` of (name, allocations, bytes))."""
+    (``rows`` of (name, allocations, bytes)). Closed, like :func:`thread_map`: returned to be shown
+    once."""
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 2.4))
     names = [r[0] for r in rows]
     for ax, k, title in ((a1, 1, "device allocations (cudaMalloc calls)"),
@@ -100,4 +103,5 @@ def allocation_bars(rows: Sequence[tuple[str, int, int]]) -> Figure:
         ax.invert_yaxis()
     a2.set_yticks([])
     fig.tight_layout()
+    plt.close(fig)   # shown once, as the cell's value
     return fig

@@ -9,7 +9,7 @@ traces (``plan.steps``, ``pool.events``); nothing here decides anything.
   it, solid edges into completed ops and dashed edges into pending ones,
   and the box of free tags as coloured squares;
 * :func:`planning_frames` — the stepper frames of a tag plan: the initial
-  state, then one frame per :class:`~memlab.planner.PlanStep`;
+  state, then one frame per :class:`~memlab.memory.planner.PlanStep`;
 * :func:`pool_blocks` / :func:`draw_pool` — the blocks of a
   :class:`~memlab.memory.pool.MemoryPool` after a prefix of its events, as a
   row of rectangles (in use: filled; cached: outlined);

@@ -79,23 +79,3 @@ def gantt(rows: Sequence[tuple[str, int, float, float]], ax: Axes | None = None,
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
-
-
-def memory_bars(slots: Sequence[Sequence[str | None]], ax: Axes | None = None, title: str | None = None,
-                figsize: tuple[float, float] = (5.5, 0.5)) -> Figure:
-    """Rows of memory slots (like the seed's "Memory: x0 x2 y5" rows): one row per step."""
-    n_rows = len(slots)
-    width = max((len(r) for r in slots), default=1)
-    fig, ax = _axes(ax, (figsize[0], max(figsize[1] * n_rows, 0.8)))
-    for r, row in enumerate(slots):
-        for c, item in enumerate(row):
-            ax.add_patch(plt.Rectangle((c, -r - 1), 0.95, 0.9, facecolor=color(c) if item else "#ffffff",
-                                       edgecolor="#333333"))
-            if item:
-                ax.text(c + 0.47, -r - 0.55, item, ha="center", va="center", fontsize=9)
-    ax.set_xlim(0, width)
-    ax.set_ylim(-n_rows - 0.1, 0)
-    ax.axis("off")
-    if title:
-        ax.set_title(title, fontsize=10)
-    return fig

@@ -177,7 +177,7 @@ def side_by_side(*pictures: Any, gap: str = "16px") -> str:
 def tree_gantt(schedule: Any, names: Sequence[str] | None = None, ax: Any = None, title: str | None = None,
                colors: Mapping[int, str] | None = None, xmax: float | None = None,
                figsize: tuple[float, float] = (5.5, 2.2)):
-    """Gantt chart of a parallel tree schedule (:class:`memlab.treesim.TreeSchedule`):
+    """Gantt chart of a parallel tree schedule (:class:`memlab.scheduling.treesim.TreeSchedule`):
     node i is one bar from ``start[i]`` to ``end[i]`` covering the lanes of its
     processor range ``procs[i] = (lo, hi)``; same node = same colour
     (``colors`` overrides, e.g. one colour per subtree). Node names are written

@@ -152,3 +152,22 @@ def test_level_schedules_replay_to_their_time_within_every_level(slots, w, r):
         assert time == pytest.approx(s.time)
         assert peak[0] <= slots[0]
         assert all(c is None or p <= c for p, c in zip(peak[1:], slots[1:]))
+
+
+def test_disk_curves_label_each_memory_and_match_the_slot_optimum_without_a_disk():
+    from memlab.checkpoint import disk_curves, optimal
+    rows = disk_curves(10, [3, 4, 6], {"cheap": 1.0, "dear": 5.0, "none": None})
+    assert [r["label"] for r in rows] == ["cheap"] * 3 + ["dear"] * 3 + ["none"] * 3
+    for r in rows:
+        cost = {"cheap": 1.0, "dear": 5.0, "none": 0.0}[r["label"]]
+        assert r["time"] == r["forwards"] + cost * (r["writes"] + r["reads"])
+    none = {r["level0"]: r for r in rows if r["label"] == "none"}
+    for m, r in none.items():          # level 0 alone is lesson 07's slot model
+        assert r["writes"] == r["reads"] == 0
+        assert r["forwards"] == 10 + optimal(10, m).recomputations
+    for r in rows:                     # a disk never makes it slower
+        assert r["time"] <= none[r["level0"]]["time"]
+    with pytest.raises(ml.BudgetError, match="disk 'x'"):
+        disk_curves(10, [3], {"x": -1.0})
+    with pytest.raises(ml.BudgetError, match="non-empty mapping"):
+        disk_curves(10, [3], [1.0])

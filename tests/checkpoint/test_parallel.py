@@ -2,11 +2,13 @@
 paper's own figures."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 import memlab as ml
 from memlab.checkpoint import parallel as par
+from memlab.errors import MemlabError
 
 
 @given(params=st.lists(st.integers(0, 10**6), min_size=1, max_size=12), data=st.data())
@@ -55,3 +57,37 @@ def test_bad_input():
         par.data_parallel_memory(model, 2, 8, "zero-4")
     with pytest.raises(ml.MemlabError, match="devices"):
         par.data_parallel_memory(model, 3, 8)
+
+
+@pytest.mark.parametrize("split", ["column", "row"])
+@pytest.mark.parametrize("devices", [1, 2, 3, 5])
+def test_intra_layer_split_computes_the_layer_and_its_formula_counts_the_simulation(split, devices):
+    """The split product, replayed with explicit transfers, gives numpy's Y, dX and dW; the bytes
+    it holds and receives per device are the formula's."""
+    rng = np.random.default_rng(devices)
+    X, W, dY = (rng.standard_normal(s) for s in ((4, 7), (7, 6), (4, 6)))
+    Y, dX, dW, counted = par.simulate_intra_layer(X, W, dY, devices, split)
+    assert np.allclose(Y, X @ W) and np.allclose(dX, dY @ W.T) and np.allclose(dW, X.T @ dY)
+    assert counted == par.intra_layer_memory(4, 7, 6, devices, split, itemsize=8)
+
+
+def test_intra_layer_by_hand_on_even_splits():
+    b, n_in, n_out, D = 8, 12, 16, 4
+    col = par.intra_layer_memory(b, n_in, n_out, D, "column")
+    assert col.weights == [2 * n_in * n_out // D * 4] * D          # W and dW shards
+    assert col.received_forward == [b * n_out * (D - 1) // D * 4] * D   # all-gather of Y
+    assert col.received_backward == [2 * (D - 1) * b * n_in // D * 4] * D   # all-reduce of dX
+    row = par.intra_layer_memory(b, n_in, n_out, D, "row")
+    assert row.kept_input == [b * n_in // D * 4] * D
+    assert row.received_forward == [2 * (D - 1) * b * n_out // D * 4] * D
+    assert row.memory == [w + k + o for w, k, o in zip(row.weights, row.kept_input, row.output)]
+    with pytest.raises(MemlabError, match="5 devices for a row split of 4 rows"):
+        par.intra_layer_memory(2, 4, 8, 5, "row")
+    with pytest.raises(MemlabError, match="split must be 'column' or 'row'"):
+        par.intra_layer_memory(2, 4, 8, 2, "diagonal")
+
+
+def test_stages_are_contiguous_and_cover_the_layers():
+    m = par.uniform_model(10, 5, 1.0)
+    got = par.stages(m, 3)
+    assert [list(r) for r in got] == [[0, 1, 2], [3, 4, 5, 6], [7, 8, 9]]

@@ -47,6 +47,12 @@ def test_device_pool_and_naive_runners_match_the_host_ones():
         host = ml.Executor(m["outputs"], memory=memory)
         dev = ml.Executor(m["outputs"], memory=memory, device="cuda")
         same(dev.run(feed), host.run(feed))
+        if memory == "naive":   # one cudaMalloc per value: whole 256-byte units, at least one
+            assert [s.allocated for s in dev.stats.trace] == \
+                [0 if a == 0 else 256 * ((a + 255) // 256) for a in
+                 (s.allocated for s in host.stats.trace)]
+            assert dev.stats.allocated_bytes >= 256 * sum(s.allocated > 0 for s in host.stats.trace)
+            continue
         assert [(s.node, s.allocated, s.held) for s in dev.stats.trace] == \
             [(s.node, s.allocated, s.held) for s in host.stats.trace]
         if memory == "pool":

@@ -37,6 +37,26 @@ def test_shape_only_nodes_plan_but_do_not_run():
                                if n.op is ml.PLACEHOLDER})
 
 
+@pytest.mark.parametrize("layers", [11, 29, 1001])
+def test_resnet_cifar_has_the_papers_layers_and_sizes(layers):
+    """He et al. 2016 (CIFAR): 9 weighted layers per bottleneck unit in three stages, a stem
+    conv and the classifier: ResNet-1001 has 1001 weighted layers on its main path; the
+    stages run at 32, 16 and 8 pixels with 64, 128 and 256 channels."""
+    m = ml.models.resnet_cifar(layers, batch=2)
+    order = ml.topo_order(m["loss"])
+    convs = [n for n in order if n.op.name == "conv2d"]
+    shortcuts = [n for n in convs if n.inputs[1].shape[2:] == (1, 1)
+                 and any(n.shape[1] == w for w in (64, 128, 256)) and
+                 any(u.op.name == "add" and u.inputs[1] is n for u in order)]
+    fcs = [n for n in order if n.op.name == "fc"]
+    per = (layers - 2) // 9
+    assert len(shortcuts) == 3 and len(convs) - len(shortcuts) + len(fcs) == 9 * per + 2 == layers
+    adds = [n for n in order if n.op.name == "add"]
+    assert [a.shape[1:] for a in (adds[0], adds[per], adds[2 * per])] == \
+        [(64, 32, 32), (128, 16, 16), (256, 8, 8)]
+    assert fcs[0].shape == (2, 10) and m["data"].shape == (2, 3, 32, 32)
+
+
 def test_strategies_order_on_cnns():
     for m in (vgg(batch=2), resnet(50, batch=2)):
         for outs in ([m["loss"]], training_outputs(m)):

@@ -111,8 +111,35 @@ def test_split_range_and_work():
     for lo, hi, a, b in [(r[0], r[1], 0, 3) for r in split_range(0, 3, [1, 1])]:
         assert 0 <= lo < hi <= 3
     assert split_range(2, 3, [5, 1, 1]) == [(2, 3)] * 3
+    # a tiny subtree time-shares a processor instead of taking one from its big sibling
+    assert split_range(0, 2, [526, 5]) == [(0, 2), (0, 1)]
+    assert split_range(0, 16, [998, 832, 154, 66, 20])[:3] == [(0, 8), (8, 15), (15, 16)]
+    # small children whose shares add up to a processor or more share processors of their own
+    assert split_range(0, 4, [26, 21, 9, 13]) == [(0, 2), (2, 3), (3, 4), (3, 4)]
     t = Tree([-1, 0, 0, 1], [1, 1, 1, 1])
     assert subtree_work(t, [1, 2, 3, 4]) == [10, 6, 3, 4]
+
+
+def _complete(arity: int, depth: int) -> Tree:
+    parent, frontier = [-1], [0]
+    for _ in range(depth):
+        frontier = [parent.append(v) or len(parent) - 1 for v in frontier for _ in range(arity)]
+    return Tree(parent, [1] * len(parent))
+
+
+@pytest.mark.parametrize("arity,depth,Ps",
+                         [(2, 5, (2, 4, 8, 16)), (3, 3, (3, 9)), (4, 2, (2, 4, 16))])
+def test_proportional_on_a_balanced_tree_balances_the_load(arity, depth, Ps):
+    """Seed 002: proportional mapping gives "good work-load balance". On a complete tree whose
+    arity divides P's splits, every processor works all the time: with a perfect speed-up the
+    makespan is the total work / P, as all-to-all's; with alpha < 1 it is shorter, since it
+    splits nodes over fewer processors."""
+    t = _complete(arity, depth)
+    for P in Ps:
+        a, p = all_to_all(t, None, P), proportional(t, None, P)
+        assert p.makespan == pytest.approx(a.makespan) == pytest.approx(t.n / P)
+        slow = all_to_all(t, None, P, alpha=0.5).makespan
+        assert proportional(t, None, P, alpha=0.5).makespan < slow
 
 
 def test_bad_inputs():

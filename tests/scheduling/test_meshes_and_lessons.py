@@ -31,13 +31,18 @@ def test_postorder_terms_match_a_simulation():
 
 @pytest.mark.parametrize("p,k", [(4, 2), (3, 5), (8, 3), (5, 5)])
 def test_split_range_gives_whole_processors(p, k):
-    ranges = split_range(0, p, list(range(1, k + 1)))
+    shares = list(range(1, k + 1))
+    ranges = split_range(0, p, shares)
     assert all(b - a >= 1 and 0 <= a < b <= p for a, b in ranges)
-    if k <= p:  # disjoint, covering every processor
-        cover = sorted(itertools.chain.from_iterable(range(a, b) for a, b in ranges))
-        assert cover == list(range(p))
-    else:       # time-shared: one processor each
-        assert all(b - a == 1 for a, b in ranges)
+    big = [r for r, s in zip(ranges, shares) if p * s / sum(shares) >= 1]
+    small = [r for r, s in zip(ranges, shares) if p * s / sum(shares) < 1]
+    held = list(itertools.chain.from_iterable(range(a, b) for a, b in big))
+    assert len(held) == len(set(held))          # the big children's ranges are disjoint
+    used = set(held) | {a for a, _ in small}
+    assert used == set(range(p))                # and no processor is left without work
+    assert all(b - a == 1 for a, b in small)    # the others time-share one processor each
+    if sum(p * s / sum(shares) for s in shares if p * s / sum(shares) < 1) >= 1:
+        assert not {a for a, _ in small} & set(held)   # a group of small ones: its own processors
 
 
 def test_mappings_hold_the_bound_with_whole_processors():
