@@ -9,17 +9,22 @@ from typing import Iterable, Mapping
 
 import graphviz
 
-from ..graph import Node, as_list, topo_order
+from ..graph import Node, as_list, rebuilt_from, topo_order
 from ..graph import CONSTANT, PLACEHOLDER
 from .palette import LEAF, color
 
 
 def node_text(n: Node) -> str:
-    """A node's label: its name; for an automatic name, its op; else ``name = op``."""
+    """A node's label: its name; for an automatic name, its op; else ``name = op``. A node a
+    rewrite rebuilt (:func:`~memlab.graph.rebuilt_from`), or a recomputed copy (its name primed,
+    its original in ``attrs["of"]``), counts as automatically named when its original was."""
     if n.is_leaf or n.name == n.op.name:
         return n.name
-    if n.name == f"{n.op.name}_{n.id}":  # an automatic name: the op says it all
-        return n.op.name
+    base = n.name.rstrip("'")
+    origin = n.attrs.get("of")
+    origin = origin if isinstance(origin, Node) else rebuilt_from(n)
+    if base == f"{origin.op.name}_{origin.id}":  # an automatic name: the op says it all
+        return origin.op.name + n.name[len(base):]
     return f"{n.name} = {n.op.name}"
 
 

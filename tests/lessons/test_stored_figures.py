@@ -75,8 +75,8 @@ OPS = ("add", "sub", "mul", "div", "copy", "neg", "exp", "log", "sigmoid", "tanh
        "slice", "pad", "softmax", "onehot", "softmax_xent", "pool", "conv", "conv_wgrad",
        "embedding", "embedding_grad", "accumulate", "full", "conv2d", "fc", "batchnorm")
 AUTO_NAME = re.compile(r"(?<![\w.#/-])(?:" + "|".join(OPS) + r")_\d+(?![\w.])")
-#: lesson 06 is being rewritten by the lead (issue 20), its p.32 graph still shows such names
-PENDING = {"06_trading_computation_for_memory"}
+#: lessons allowed to show such names for now (none)
+PENDING: set[str] = set()
 
 
 def auto_names(cells: list[dict]) -> list[str]:

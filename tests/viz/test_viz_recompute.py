@@ -68,3 +68,16 @@ def test_optimum_plot():
     fig = vr.optimum_plot([(10, 3), (20, 1), (30, 0)], {"sqrt(N)": (20, 4)}, "t")
     step, dot = fig.axes[0].get_lines()
     assert list(step.get_xdata()) == [10, 20, 30] and list(dot.get_ydata()) == [4]
+
+
+def test_rebuilt_and_recomputed_nodes_show_their_op_not_an_automatic_name():
+    """A rewrite rebuilds backward nodes under their old names and primes its copies' names; an
+    automatic name (``matmul_118``) must still read as its op (``matmul``, ``matmul'``)."""
+    import re
+    from memlab.viz.graphs import node_text
+    outs = _step(3)
+    new = ck.recompute_graph(outs, ck.every_k(outs, 2))
+    texts = [node_text(n) for n in ml.topo_order(new)]
+    assert not [t for t in texts if re.search(r"_\d+'*$", t)]
+    copies = [n for n in ml.topo_order(new) if n.op is ck.rewrite.RECOMPUTE]
+    assert copies and all(node_text(c).split(" = ")[0].endswith("'") for c in copies)
