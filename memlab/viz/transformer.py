@@ -18,12 +18,12 @@ from .stepper import Frame
 MB = 2 ** 20
 
 
-def term_bars(memlab: Mapping[str, float], paper: Mapping[str, float], title: str) -> Figure:
+def term_bars(ours: Mapping[str, float], paper: Mapping[str, float], title: str) -> Figure:
     """Each term of a layer's activations: memlab's liveness (bar) beside the paper's (tick)."""
     terms = [t for t in paper]
     fig, ax = plt.subplots(figsize=(6.4, 0.24 * len(terms) + 1.0))
     ys = range(len(terms))
-    ax.barh(ys, [memlab.get(t, 0) / MB for t in terms], color=color(4), edgecolor="#333333",
+    ax.barh(ys, [ours.get(t, 0) / MB for t in terms], color=color(4), edgecolor="#333333",
             label="memlab's liveness")
     ax.plot([paper[t] / MB for t in terms], ys, "|", color="#c0392b", markersize=12, mew=2,
             label="Korthikanti et al.")
