@@ -76,7 +76,7 @@ def memory_order(outputs: Node | Iterable[Node], method: str = "best", *,
         graph = _Indexed(nodes, outs)
         if method == "greedy":
             return _greedy(graph)
-        orders = [nodes, _reverse_dfs(nodes, outs), _autograd(nodes, outs), _greedy(graph)]
+        orders = [nodes, _reverse_dfs(nodes, outs), _autograd(graph), _greedy(graph)]
         best = min(range(len(orders)), key=lambda k: (graph.peak(orders[k]), k))
         return _sift(graph, orders[best]) if len(nodes) <= SIFT_NODES else orders[best]
 
@@ -140,6 +140,17 @@ class _Indexed:
         self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
         self.outs = {idx[o] for o in outs}
         self.edges: tuple[np.ndarray, np.ndarray] | None = None    # (input, reader), when needed
+        self._readers: list[list[int]] | None = None
+
+    @property
+    def readers(self) -> list[list[int]]:
+        """Each node's readers, in the order of ``nodes`` (each once)."""
+        if self._readers is None:
+            self._readers = [[] for _ in self.ins]
+            for i, xs in enumerate(self.ins):
+                for x in xs:
+                    self._readers[x].append(i)
+        return self._readers
 
     def peak(self, order: list[Node]) -> int:
         """The most bytes alive at any step of ``order`` (a topological order of ``nodes``)."""
@@ -197,11 +208,7 @@ def _greedy(graph: _Indexed) -> list[Node]:
     the inputs it is the last to read); ties to the depth-first position. Each op's score is set
     when it gets ready and lowered (a new heap entry; the old one is skipped) when an input's
     other readers have all run."""
-    ins, size = graph.ins, graph.size
-    readers: list[list[int]] = [[] for _ in ins]
-    for i, xs in enumerate(ins):
-        for x in xs:
-            readers[x].append(i)
+    ins, size, readers = graph.ins, graph.size, graph.readers
     left = [len(r) for r in readers]                        # readers yet to run
     waiting = [len(xs) for xs in ins]                       # inputs yet to run
     frees = size[:]                                         # bytes freed after the last reader
@@ -234,7 +241,7 @@ def _greedy(graph: _Indexed) -> list[Node]:
     return [nodes[i] for i in order]
 
 
-def _autograd(nodes: list[Node], outs: list[Node]) -> list[Node]:
+def _autograd(graph: _Indexed) -> list[Node]:
     """The autograd engine's order (module docstring). A backward op's group is the sequence
     number (creation id) of the forward node whose gradient it reads, the least over its inputs (a
     sum of gradient parts completes with its last part); an op made for the backward pass that
@@ -242,11 +249,14 @@ def _autograd(nodes: list[Node], outs: list[Node]) -> list[Node]:
     first reader's group. Ops run by (forward first, group descending, creation id), each as soon
     as its inputs have run; a node rebuilt by a rewrite (:func:`~memlab.graph.rebuilt_from`) keeps
     the creation id and the gradient of the node it rebuilds."""
-    version = {rebuilt_from(n): n for n in nodes}          # original -> its node in this graph
-    grad_of = {version[g]: n for n in nodes
-               if (a := adjoint_of(rebuilt_from(n))) is not None and (g := a) in version}
+    nodes, outs = graph.nodes, [graph.nodes[o] for o in graph.outs]
+    origin = [rebuilt_from(n) for n in nodes]
+    ids = [o.id for o in origin]
+    version = dict(zip(origin, nodes))                      # original -> its node in this graph
+    grad_of = {version[a]: n for n, o in zip(nodes, origin)
+               if (a := adjoint_of(o)) is not None and a in version}
     if not grad_of:
-        return _by_key(nodes, {n: (0, 0, rebuilt_from(n).id) for n in nodes})
+        return _by_key(graph, [(0, 0, i) for i in ids])
     group: dict[Node, int] = {}
     for n in nodes:
         seen = [grad_of[x].id if x in grad_of else group[x] for x in n.inputs
@@ -268,29 +278,32 @@ def _autograd(nodes: list[Node], outs: list[Node]) -> list[Node]:
         for x in n.inputs:
             if first_reader.get(x, -1) < g:
                 first_reader[x] = g
-    return _by_key(nodes, {n: (1, -group[n], rebuilt_from(n).id) if n in group
-                           else (0, 0, rebuilt_from(n).id) for n in nodes})
+    return _by_key(graph, [(1, -group[n], i) if n in group else (0, 0, i)
+                           for n, i in zip(nodes, ids)])
 
 
-def _by_key(nodes: list[Node], key: dict[Node, tuple[int, int, int]]) -> list[Node]:
-    """The topological order that runs, at each step, the ready node of least ``key``."""
-    waiting = {n: len(set(n.inputs)) for n in nodes}
-    readers: dict[Node, list[Node]] = {}
-    for n in nodes:
-        for x in set(n.inputs):
-            readers.setdefault(x, []).append(n)
-    heap = [(key[n], i, n) for i, n in enumerate(nodes) if not waiting[n]]
+def _by_key(graph: _Indexed, key: list[tuple[int, int, int]]) -> list[Node]:
+    """The topological order that runs, at each step, the ready node of least ``key`` (ties to the
+    depth-first position): a Kahn sort whose heap holds each node's rank in that sort order."""
+    n = len(key)
+    by_rank = sorted(range(n), key=key.__getitem__)        # stable: ties keep depth-first order
+    rank = [0] * n
+    for r, i in enumerate(by_rank):
+        rank[i] = r
+    waiting = [len(xs) for xs in graph.ins]
+    readers = graph.readers
+    heap = [rank[i] for i in range(n) if not waiting[i]]
     heapify(heap)
-    index = {n: i for i, n in enumerate(nodes)}
-    order: list[Node] = []
+    order: list[int] = []
     while heap:
-        _, _, n = heappop(heap)
-        order.append(n)
-        for r in readers.get(n, ()):
+        i = by_rank[heappop(heap)]
+        order.append(i)
+        for r in readers[i]:
             waiting[r] -= 1
             if not waiting[r]:
-                heappush(heap, (key[r], index[r], r))
-    return order
+                heappush(heap, rank[r])
+    nodes = graph.nodes
+    return [nodes[i] for i in order]
 
 
 def _reverse_dfs(nodes: list[Node], outs: list[Node]) -> list[Node]:
@@ -298,7 +311,8 @@ def _reverse_dfs(nodes: list[Node], outs: list[Node]) -> list[Node]:
     return topo_order(outs[::-1])
 
 
-_METHODS = {"autograd": _autograd, "reverse_dfs": _reverse_dfs}
+_METHODS = {"autograd": lambda nodes, outs: _autograd(_Indexed(nodes, outs)),
+            "reverse_dfs": _reverse_dfs}
 
 
 def search_tasks(nodes: Sequence[Node], outputs: Iterable[Node]
