@@ -29,7 +29,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import BudgetError, PlanError
-from ..graph import Node
+from ..graph import Node, rebuilt_from
+from ..memory.liveness import prepare
+from ..memory.order import memory_order
 from .remat_milp import (Problem, RematResult, build_problem, checked_arguments, minimum_budget,
                          result)
 
@@ -118,6 +120,33 @@ def stage_peaks(p: Problem, R: np.ndarray, S: np.ndarray) -> np.ndarray:
     return peaks
 
 
+def held_of(p: Problem, rewritten: Sequence[Node]) -> np.ndarray:
+    """The held values ``S`` (stages x nodes) of a schedule given as a graph of
+    :func:`~memlab.checkpoint.recompute_graph` (memonger's, say), run in the planners' order: value
+    ``i`` is held when stage ``T`` starts if a version of it (the node, a rebuilt one or a
+    recomputed copy) is alive at the step where the rewrite first computes the stage's first new
+    node. :class:`PlanError` when the rewrite first computes the nodes in another order than
+    ``p``'s (pass that order to the solver)."""
+    from .rewrite import RECOMPUTE
+    order = memory_order(rewritten)
+    pos = {v: i for i, v in enumerate(p.order)}
+    origin = [n.attrs["of"] if n.op is RECOMPUTE else rebuilt_from(n) for n in order]
+    first_step: dict[int, int] = {}
+    for step, o in enumerate(origin):
+        if o in pos:
+            first_step.setdefault(pos[o], step)
+    if len(first_step) != len(pos) or list(first_step) != sorted(first_step):
+        raise PlanError("the rewrite computes the nodes for the first time in another order than "
+                        "the solver's; pass that order (order=...)")
+    starts = np.array([first_step[int(f)] for f in p.first])
+    S = np.zeros((len(p.first), len(p.order)), bool)
+    for n, (a, b) in prepare(rewritten, order).lifetimes().items():
+        o = n.attrs["of"] if n.op is RECOMPUTE else rebuilt_from(n)
+        if o in pos:
+            S[:, pos[o]] |= (starts > a) & (starts <= b) & (p.first > pos[o])
+    return S
+
+
 def _repair(p: Problem, S: np.ndarray, budget: float, tries: int = 16) -> np.ndarray | None:
     """A rounding that does not fit, made to fit when it can: at the first stage above ``budget``,
     stop holding (from that stage to the end of its run) the held value whose release leaves the
@@ -187,8 +216,8 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
                               thresholds: Sequence[float] = THRESHOLDS, samples: int = 32,
                               seed: int = 0, time_limit: float = 600.0,
                               improve: float = 10.0, starts: int = 4,
-                              stages: int | None = None, more: int | None = None
-                              ) -> RematResult:
+                              stages: int | None = None, more: int | None = None,
+                              incumbent: Sequence[Node] | None = None) -> RematResult:
     """A schedule of ``outputs`` within ``budget`` bytes by Checkmate's relaxation and two-phase
     rounding (Jain et al. 2020, section 5), for graphs too large for
     :func:`~memlab.checkpoint.remat_milp.optimal_rematerialization`.
@@ -204,7 +233,10 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
     schedule gets cheaper and fits. When the result is above the bound, ``more`` random roundings
     (default: :data:`SAMPLE_CELLS` stage x node cells' worth, at most :data:`MORE_SAMPLES`:
     thousands on a graph of tens of nodes, none on thousands) and the same search from the
-    cheapest of them; the result is never worse than without them.
+    cheapest of them; the result is never worse than without them. ``incumbent``: the outputs of
+    a :func:`~memlab.checkpoint.recompute_graph` rewrite (memonger's, say) whose first
+    computations follow ``order``: its schedule (:func:`held_of`) is a candidate too, so the
+    result fits and costs no more than it whenever it fits the budget.
 
     Raises :class:`~memlab.errors.BudgetError` when ``budget`` is below
     :func:`~memlab.checkpoint.remat_milp.minimum_budget`, or when no rounding nor fallback fits
@@ -253,6 +285,8 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
             break
     consider(np.ones((m, n), bool))   # hold everything read later
     consider(np.zeros((m, n), bool))  # hold only the outputs
+    if incumbent is not None:         # a heuristic's schedule: the result is never worse
+        consider(held_of(p, incumbent))
     if not found:                      # repair the threshold roundings that came closest
         near = sorted((S for star in stars for S in _roundings(star, thresholds, 0, rng)),
                       key=lambda S: peak_bytes(p, *complete(p, S)))

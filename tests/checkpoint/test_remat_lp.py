@@ -3,6 +3,7 @@ budget (an independent replay, below), costs at most 10% above the integer progr
 small graphs, and never recomputes more than memonger's rewrite at memonger's own peak."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -141,3 +142,32 @@ def test_a_budget_below_the_minimum_names_it():
         rounded_rematerialization(outs, 10**6, more=1.5)
     with pytest.raises(ml.PlanError, match="not topological"):
         rounded_rematerialization(outs, 10**6, order=ml.topo_order(outs)[::-1])
+
+
+@pytest.mark.parametrize("depth, wrt", [(6, "x"), (6, "params"), (16, "x")])
+def test_a_rewrite_as_a_starting_schedule_is_exact(depth, wrt):
+    """``held_of``: memonger's and sqrt(N)'s rewrites as held values, completed by phase two and
+    replayed by the independent simulator, cost and hold exactly what the rewrite does; as an
+    incumbent the rounding returns no more than it."""
+    from memlab.checkpoint.remat_lp import complete, held_of
+    from memlab.checkpoint.remat_milp import build_problem
+    m = mlp(depth=depth, batch=4, n_in=4, hidden=4, n_out=3)
+    outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])] if wrt == "x" else m["outputs"]
+    by_name = {n.name: n for n in ml.topo_order(outs)}
+    for keep in (ck.memonger(outs), ck.sqrt_checkpoints(outs)):
+        new = ck.recompute_graph(outs, keep)
+        plan = ml.plan_offsets(new, inplace=False)
+        peak = ml.live_bytes_lower_bound(plan)
+        order = [by_name[n.name] for n in _first_order(plan)]
+        computations = len([n for n in ml.topo_order(new) if n.op.computes])
+        p = build_problem(outs, peak, lambda v: 1.0, order, None)
+        R, _ = complete(p, held_of(p, new))
+        stages = [[p.order[j] for j in np.flatnonzero(R[t])] for t in range(len(R))]
+        assert replay(outs, stages, order) == (computations, peak)
+    if depth == 6:
+        r = rounded_rematerialization(outs, peak, order=order, incumbent=new, more=0)
+        assert r.cost <= computations and replay(outs, r.stages, order)[1] <= peak
+    dfs = [n for n in ml.topo_order(outs) if n.op.computes]
+    if dfs != order:                  # the rewrite's first computations follow another order
+        with pytest.raises(ml.PlanError, match="order"):
+            held_of(build_problem(outs, peak, lambda v: 1.0, dfs, None), new)
