@@ -32,6 +32,7 @@ from ..errors import BudgetError, PlanError
 from ..graph import Node, rebuilt_from
 from ..memory.liveness import prepare
 from ..memory.order import memory_order
+from .rewrite import forward_nodes
 from .remat_milp import (Problem, RematResult, build_problem, checked_arguments, minimum_budget,
                          result)
 
@@ -147,6 +148,37 @@ def held_of(p: Problem, rewritten: Sequence[Node]) -> np.ndarray:
     return S
 
 
+def _incumbent_result(p: Problem, outputs: Sequence[Node], rewritten: Sequence[Node],
+                      budget: float, seconds: float, bound: float) -> RematResult | None:
+    """The rewrite's own schedule as a result, one stage per new node (its recomputations in the
+    stage of the next new node), or None when its peak is above ``budget``."""
+    from .rewrite import RECOMPUTE
+    order = memory_order(rewritten)
+    if prepare(rewritten, order).peak() > budget:
+        return None
+    pos = {v: i for i, v in enumerate(p.order)}
+    stages: list[list[Node]] = []
+    pending: list[Node] = []
+    seen: set[Node] = set()
+    recomputed: set[Node] = set()
+    for n in order:
+        o = n.attrs["of"] if n.op is RECOMPUTE else rebuilt_from(n)
+        if o not in pos:
+            continue
+        if o in seen:
+            pending.append(o)
+            recomputed.add(o)
+        else:
+            seen.add(o)
+            stages.append(pending + [o])
+            pending = []
+    forward = set(forward_nodes(outputs)) & set(pos)
+    cost = float(sum(p.cost[pos[v]] for stage in stages for v in stage))
+    computed = sum(len(stage) for stage in stages)
+    return RematResult(forward - recomputed, cost, computed - len(pos), stages, seconds,
+                       cost <= bound + 1e-6, bound)
+
+
 def _repair(p: Problem, S: np.ndarray, budget: float, tries: int = 16) -> np.ndarray | None:
     """A rounding that does not fit, made to fit when it can: at the first stage above ``budget``,
     stop holding (from that stage to the end of its run) the held value whose release leaves the
@@ -235,8 +267,9 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
     thousands on a graph of tens of nodes, none on thousands) and the same search from the
     cheapest of them; the result is never worse than without them. ``incumbent``: the outputs of
     a :func:`~memlab.checkpoint.recompute_graph` rewrite (memonger's, say) whose first
-    computations follow ``order``: its schedule (:func:`held_of`) is a candidate too, so the
-    result fits and costs no more than it whenever it fits the budget.
+    computations follow ``order``: its schedule (:func:`held_of`) is a candidate too, and where
+    the blocked stages cannot hold it, the rewrite's own schedule is returned when it is cheaper,
+    so the result costs no more than the rewrite whenever the rewrite fits the budget.
 
     Raises :class:`~memlab.errors.BudgetError` when ``budget`` is below
     :func:`~memlab.checkpoint.remat_milp.minimum_budget`, or when no rounding nor fallback fits
@@ -294,6 +327,10 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
             fixed = _repair(p, S, budget)
             if fixed is not None:
                 consider(fixed)
+    if not found and incumbent is not None:
+        own = _incumbent_result(p, outputs, incumbent, budget, time.perf_counter() - t0, bound)
+        if own is not None:
+            return own
     if not found:
         raise BudgetError(f"no rounded schedule fits {budget:g} bytes: the least peak reached is "
                           f"{least:g} bytes (the minimum for one op at a time is "
@@ -321,4 +358,8 @@ def rounded_rematerialization(outputs: Sequence[Node], budget: float,
             consider(S)
         descend([f for key, f in found.items() if key not in seen])
     c, R, S = min(found.values(), key=lambda f: f[0])
+    if incumbent is not None:         # the rewrite itself, when the blocked stages cannot hold it
+        own = _incumbent_result(p, outputs, incumbent, budget, time.perf_counter() - t0, bound)
+        if own is not None and own.cost < c:
+            return own
     return result(p, outputs, R, S, time.perf_counter() - t0, c <= bound + 1e-6, bound)

@@ -171,3 +171,23 @@ def test_a_rewrite_as_a_starting_schedule_is_exact(depth, wrt):
     if dfs != order:                  # the rewrite's first computations follow another order
         with pytest.raises(ml.PlanError, match="order"):
             held_of(build_problem(outs, peak, lambda v: 1.0, dfs, None), new)
+
+
+def test_with_an_incumbent_never_worse_than_it_on_a_big_graph():
+    """Blocked stages (forced here, as beyond CELLS) cannot always hold a rewrite's schedule; the
+    rewrite's own schedule is then the answer when it is cheaper: replayed within the budget, with
+    the rewrite's computations."""
+    m = mlp(depth=12, batch=4, n_in=4, hidden=4, n_out=3)
+    outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
+    by_name = {n.name: n for n in ml.topo_order(outs)}
+    new = ck.recompute_graph(outs, ck.memonger(outs))
+    plan = ml.plan_offsets(new, inplace=False)
+    peak = ml.live_bytes_lower_bound(plan)
+    order = [by_name[n.name] for n in _first_order(plan)]
+    computations = len([n for n in ml.topo_order(new) if n.op.computes])
+    with pytest.raises(ml.BudgetError):     # two blocked stages: no rounding fits on its own
+        rounded_rematerialization(outs, peak, order=order, more=0, stages=2, improve=0.5)
+    r = rounded_rematerialization(outs, peak, order=order, incumbent=new, more=0, stages=2,
+                                  improve=0.5)
+    count, held = replay(outs, r.stages, order)
+    assert held <= peak and count == r.cost == computations
