@@ -113,17 +113,27 @@ def _first_order(plan):
     return order
 
 
+def _step(depth, wrt):
+    m = mlp(depth=depth, batch=4, n_in=4, hidden=4, n_out=3)
+    return [m["loss"], *ml.gradients(m["loss"], [m["x"]])] if wrt == "x" else m["outputs"]
+
+
+def _at_its_peak(outs, keep):
+    """A heuristic's rewrite of ``outs`` with its peak, the order in which it first computes the
+    original nodes, and its computations."""
+    by_name = {n.name: n for n in ml.topo_order(outs)}  # rebuilt backward nodes keep their names
+    new = ck.recompute_graph(outs, keep)
+    plan = ml.plan_offsets(new, inplace=False)
+    order = [by_name[n.name] for n in _first_order(plan)]
+    computations = len([n for n in ml.topo_order(new) if n.op.computes])
+    return new, ml.live_bytes_lower_bound(plan), order, computations
+
+
 @pytest.mark.parametrize("depth, wrt", [(3, "x"), (6, "x"), (3, "params"), (6, "params")])
 def test_never_worse_than_memonger_at_its_peak(depth, wrt):
-    m = mlp(depth=depth, batch=4, n_in=4, hidden=4, n_out=3)
-    outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])] if wrt == "x" else m["outputs"]
-    by_name = {n.name: n for n in ml.topo_order(outs)}  # rebuilt backward nodes keep their names
+    outs = _step(depth, wrt)
     for keep in (ck.memonger(outs), ck.sqrt_checkpoints(outs)):
-        new = ck.recompute_graph(outs, keep)
-        plan = ml.plan_offsets(new, inplace=False)
-        peak = ml.live_bytes_lower_bound(plan)
-        order = [by_name[n.name] for n in _first_order(plan)]
-        computations = len([n for n in ml.topo_order(new) if n.op.computes])
+        new, peak, order, computations = _at_its_peak(outs, keep)
         # without the second round, so quicker: it only adds candidates, so it can only do better
         r = rounded_rematerialization(outs, peak, order=order, more=0)
         assert replay(outs, r.stages, order)[1] <= peak
@@ -151,15 +161,9 @@ def test_a_rewrite_as_a_starting_schedule_is_exact(depth, wrt):
     incumbent the rounding returns no more than it."""
     from memlab.checkpoint.remat_lp import complete, held_of
     from memlab.checkpoint.remat_milp import build_problem
-    m = mlp(depth=depth, batch=4, n_in=4, hidden=4, n_out=3)
-    outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])] if wrt == "x" else m["outputs"]
-    by_name = {n.name: n for n in ml.topo_order(outs)}
+    outs = _step(depth, wrt)
     for keep in (ck.memonger(outs), ck.sqrt_checkpoints(outs)):
-        new = ck.recompute_graph(outs, keep)
-        plan = ml.plan_offsets(new, inplace=False)
-        peak = ml.live_bytes_lower_bound(plan)
-        order = [by_name[n.name] for n in _first_order(plan)]
-        computations = len([n for n in ml.topo_order(new) if n.op.computes])
+        new, peak, order, computations = _at_its_peak(outs, keep)
         p = build_problem(outs, peak, lambda v: 1.0, order, None)
         R, _ = complete(p, held_of(p, new))
         stages = [[p.order[j] for j in np.flatnonzero(R[t])] for t in range(len(R))]
@@ -177,14 +181,8 @@ def test_with_an_incumbent_never_worse_than_it_on_a_big_graph():
     """Blocked stages (forced here, as beyond CELLS) cannot always hold a rewrite's schedule; the
     rewrite's own schedule is then the answer when it is cheaper: replayed within the budget, with
     the rewrite's computations."""
-    m = mlp(depth=12, batch=4, n_in=4, hidden=4, n_out=3)
-    outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
-    by_name = {n.name: n for n in ml.topo_order(outs)}
-    new = ck.recompute_graph(outs, ck.memonger(outs))
-    plan = ml.plan_offsets(new, inplace=False)
-    peak = ml.live_bytes_lower_bound(plan)
-    order = [by_name[n.name] for n in _first_order(plan)]
-    computations = len([n for n in ml.topo_order(new) if n.op.computes])
+    outs = _step(12, "x")
+    new, peak, order, computations = _at_its_peak(outs, ck.memonger(outs))
     with pytest.raises(ml.BudgetError):     # two blocked stages: no rounding fits on its own
         rounded_rematerialization(outs, peak, order=order, more=0, stages=2, improve=0.5)
     r = rounded_rematerialization(outs, peak, order=order, incumbent=new, more=0, stages=2,
