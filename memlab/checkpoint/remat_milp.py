@@ -38,9 +38,11 @@ from ..graph import Node, as_list, topo_order
 from ..memory.order import memory_order
 from .rewrite import training_outputs
 
-#: the integer program has about n^2 / 2 variables of each kind. bench/checkmate.py: HiGHS proves
-#: the optimum at 44 nodes in 6 s; at 63 and 99 nodes it stops at a 60 s limit (``optimal`` False)
+#: the integer program has about n^2 / 2 variables of each kind. bench/checkmate.py (memonger's
+#: peak): HiGHS proves the optimum at 44 nodes in 15 s, at 63 nodes in 117 s and at 99 in 530 s
 MAX_NODES = 120
+#: the solver's default time limit (seconds): enough to prove the optimum at about 100 nodes
+TIME_LIMIT = 600.0
 
 
 @dataclass
@@ -281,7 +283,7 @@ def result(problem: Problem, outputs: Sequence[Node], R: np.ndarray, S: np.ndarr
 def optimal_rematerialization(outputs: Sequence[Node], budget: float,
                               cost: Callable[[Node], float] | None = None,
                               order: Sequence[Node] | str | None = None,
-                              time_limit: float = 60.0) -> RematResult:
+                              time_limit: float = TIME_LIMIT) -> RematResult:
     """The cheapest schedule of ``outputs`` (loss, gradients) holding at most ``budget`` bytes.
 
     Optimal among the schedules that compute each node for the first time in ``order``, as in
@@ -343,7 +345,7 @@ def minimum_budget(outputs: Sequence[Node], order: Sequence[Node] | str | None =
 
 
 def optimum_curve(outputs: Sequence[Node], budgets: Iterable[float],
-                  order: Sequence[Node] | str | None = None, time_limit: float = 60.0
+                  order: Sequence[Node] | str | None = None, time_limit: float = TIME_LIMIT
                   ) -> list[tuple[float, int]]:
     """The optimum's trade-off curve (p.33's memory against recomputation, exactly): ``(budget,
     fewest recomputations)`` by :func:`optimal_rematerialization`, for ``budgets`` from the
