@@ -62,6 +62,25 @@ def _writable_dir(d: Path, what: str) -> None:
         raise GradingError(f"{what}: the directory {d} cannot be written")
 
 
+def _limits(p: argparse.ArgumentParser, total: str | None = None, memory: str | None = None,
+            visibility: str | None = None) -> None:
+    """The grading limits a command takes: the time per cell, and, where named, the time for
+    ``total`` (tests not run by then score 0), the address space of ``memory`` and the Gradescope
+    ``visibility`` of hidden-test results (the help text given)."""
+    p.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS",
+                   help="time limit per cell (default: 30)")
+    if total:
+        p.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
+                       help=f"time limit for {total}; tests not run by then score 0 (default: 600)")
+    if memory:
+        p.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
+                       help=f"address space of {memory}, in MB (default: 4096; 0: no limit; "
+                       "else >= 256)")
+    if visibility:
+        p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
+                       help=f"{visibility} (default: visible)")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memlab", description="memlab course tools: make exercise "
                                 "notebooks from solutions, grade notebooks.")
@@ -87,14 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--assignment", help="with a solutions directory: grade with DIR/ASSIGNMENT.ipynb")
     g.add_argument("--json", metavar="PATH", help="write Gradescope's results.json there (also when the "
                    "input is bad: score 0, the error as output)")
-    g.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS",
-                   help="time limit per cell (default: 30)")
-    g.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
-                   help="time limit for the whole run; tests not run by then score 0 (default: 600)")
-    g.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
-                   help="address space of the kernel, in MB (default: 4096; 0: no limit; else >= 256)")
-    g.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
-                   help="with --json: Gradescope visibility of what hidden tests decide (default: visible)")
+    _limits(g, "the whole run", memory="the kernel",
+            visibility="with --json: Gradescope visibility of what hidden tests decide")
     g.add_argument("--no-isolate", dest="isolate", action="store_false", default=None,
                    help="as root, do not run the kernel as the unprivileged grading user")
 
@@ -103,13 +116,8 @@ def _parser() -> argparse.ArgumentParser:
                        "the solution into a zip Gradescope accepts as an autograder.")
     b.add_argument("solution", help="the solution notebook, e.g. solutions/01_executor.ipynb")
     b.add_argument("-o", "--output", required=True, help="the zip to write, e.g. build/01-autograder.zip")
-    b.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS",
-                   help="per cell (default: 30)")
-    b.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
-                   help="for the whole run (default: 600)")
-    b.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
-                   help="Gradescope visibility of what hidden tests decide: after_published keeps it from "
-                   "students until grades are published (default: visible)")
+    _limits(b, "the whole run", visibility="Gradescope visibility of what hidden tests decide: "
+            "after_published keeps it from students until grades are published")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="no line per question while grading; print only the score table")
 
@@ -123,13 +131,8 @@ def _parser() -> argparse.ArgumentParser:
     ga.add_argument("--assignment", help="with a solutions directory: grade with DIR/ASSIGNMENT.ipynb")
     ga.add_argument("--gradebook", required=True, metavar="CSV", help="the gradebook to write, e.g. grades.csv")
     ga.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
-    ga.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS", help="per cell (default: 30)")
-    ga.add_argument("--total-timeout", type=_positive, default=600.0, metavar="SECONDS",
-                    help="per notebook (default: 600)")
-    ga.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
-                    help="address space of each kernel, in MB (default: 4096; 0: no limit)")
-    ga.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
-                    help="Gradescope visibility of hidden-test results in each results.json (default: visible)")
+    _limits(ga, "each notebook", memory="each kernel",
+            visibility="Gradescope visibility of hidden-test results in each results.json")
     ga.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     w = sub.add_parser("check-work", help="run your notebook and the checks it shows (no solutions needed)",
@@ -137,8 +140,7 @@ def _parser() -> argparse.ArgumentParser:
                        "cells; print, per question, which pass.  Hidden tests run when you submit.  Works "
                        "from any directory; the notebook is not modified.")
     w.add_argument("notebook", help="your exercise notebook, e.g. exercises/07_chain_dp.ipynb")
-    w.add_argument("--timeout", type=_positive, default=30.0, metavar="SECONDS",
-                   help="time limit per cell (default: 30)")
+    _limits(w)
     w.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
     c = sub.add_parser("check", help="check exercises are up to date, solutions full marks, exercises zero")
