@@ -127,6 +127,7 @@ class Session:
     # ------------------------------------------------------------------------------------- the run
     def run(self, steps: list[Step]) -> None:
         """Run the plan's steps (see :func:`memlab.grading.plan.plan`), then total the scores."""
+        judged: list[TestCell] = []
         for kind, item in steps:
             if self.gave_up:
                 break
@@ -137,10 +138,23 @@ class Session:
                 break
             if kind == "cell":
                 self._run_cell(item)
+            elif kind == "test" and item.judged:
+                judged.append(item)           # run by the judge, after every other step
             elif kind == "test":
                 self._run_test(item)
             else:  # pragma: no cover  (plan() makes only these two kinds)
                 raise ValueError(f"unknown step kind {kind!r}")
+        if judged and not self.gave_up and self.left() > 0:
+            from .calls import JudgeRun
+            run = JudgeRun(self, judged)
+            results = run.run()
+            missing = [t for t in judged if t.id not in results]
+            if missing and not self.gave_up:
+                why = ("the total time limit passed" if self.left() <= 0 else
+                       "the grader's judge stopped (a problem in the solution or the grader)")
+                self.notes.append(f"{why}; {len(missing)} tests cell(s) were not judged")
+                if run.stderr.strip() and self.left() > 0:
+                    self.notes.append("the judge said: " + clip(run.stderr.strip()[-2000:], 2000))
         for t in self.tests.values():
             if t.status == "not run":
                 t.output = self.gave_up or "not run"
@@ -191,6 +205,22 @@ class Session:
             self.notes.append(clip(c.evalue, 1000) + "; it was put back")
         elif self.kernel.needs_restart:
             self.recover(f"{label}: the kernel stopped answering")
+
+    def judged(self, test_id: str, msg: dict) -> None:
+        """Score a tests cell from the judge's verdict (see :mod:`.judge`)."""
+        import json
+        test = next(t for t in self.sol.tests if t.id == test_id)
+        res = self.tests[test_id]
+        checks = [[str(n), float(p), bool(ok), str(m), True] for n, p, ok, m in msg.get("checks", [])]
+        error = msg.get("error")
+        if not checks:
+            res.status = "passed" if error is None else "failed (hidden tests)"
+            res.score = test.points if error is None else 0.0
+            out = error or ""
+        else:
+            out = self._score_checks(res, test, json.dumps({"checks": checks, "error": error}))
+        res.output = clip(out, TEST_OUTPUT_LIMIT)
+        self._report(test.question)
 
     @staticmethod
     def _score_checks(res: TestResult, test: TestCell, payload: str) -> str:
