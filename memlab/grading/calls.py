@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .callserver import MAX_FRAME, recv_frame, send_frame
-from .judge import judge_code
+from .notebook import find_regions
 
 if TYPE_CHECKING:  # pragma: no cover
     from .notebook import TestCell
@@ -34,7 +34,50 @@ if TYPE_CHECKING:  # pragma: no cover
 GRACE = 3.0                 # seconds a kernel gets to stop after an interrupt
 CONNECT_TIMEOUT = 30.0
 #: Starts the judge with the grader's own memlab, whatever the current directory holds.
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from memlab.grading.judge import main; main()"
+BOOT = """\
+import importlib.util as u, sys
+sys.path.insert(0, sys.argv[1])
+import memlab
+for name in ("_memlab_codec", "_memlab_judge"):
+    spec = u.spec_from_file_location(name, sys.argv[2 if name == "_memlab_codec" else 3])
+    m = u.module_from_spec(spec)
+    sys.modules[name] = m
+    spec.loader.exec_module(m)
+m.main()
+"""
+
+
+#: Runs the call server in the kernel: codec.py and callserver.py loaded as files, not through the
+#: memlab.grading package (whose imports take seconds), in a namespace of their own.
+_BOOT = """\
+import importlib.util as u, sys
+for name, path in FILES:
+    spec = u.spec_from_file_location(name, path)
+    m = u.module_from_spec(spec)
+    sys.modules[name] = m
+    spec.loader.exec_module(m)
+m.serve(PORT, TOKEN)
+"""
+
+
+def serve_code(port: int, token: str) -> str:
+    """The code the grader runs in the kernel to start the call server."""
+    return f"exec({_BOOT!r}, {{'FILES': {_files()!r}, 'PORT': {port!r}, 'TOKEN': {token!r}}})\n"
+
+
+def _files() -> list[tuple[str, str]]:
+    here = Path(__file__).resolve().parent
+    return [("_memlab_codec", str(here / "codec.py")), ("_memlab_callserver", str(here / "callserver.py"))]
+
+
+def judge_code(source: str) -> str:
+    """The judge's part of a tests cell: its hidden region(s), markers left out."""
+    lines = source.split("\n")
+    out: list[str] = []
+    for b, e, _ in find_regions(source, "HIDDEN TESTS", "<tests cell>"):
+        out.extend(lines[b + 1:e])
+    import textwrap
+    return textwrap.dedent("\n".join(out))
 
 
 class KernelGone(Exception):
@@ -71,9 +114,8 @@ class KernelChannel:
         server = socket.create_server(("127.0.0.1", 0))
         try:
             port = server.getsockname()[1]
-            kernel.kc.execute(f"__import__('memlab.grading.callserver', fromlist=['serve']).serve({port}, "
-                              f"{token!r})", silent=True, store_history=False, allow_stdin=False,
-                              stop_on_error=False)
+            kernel.kc.execute(serve_code(port, token), silent=True,
+                              store_history=False, allow_stdin=False, stop_on_error=False)
             end = time.monotonic() + CONNECT_TIMEOUT
             while True:
                 left = end - time.monotonic()
@@ -160,23 +202,55 @@ class KernelChannel:
 
 
 class JudgeRun:
-    """One judge process for the judged tests cells of a grade."""
+    """One judge process for the judged tests cells of a grade: :meth:`spawn` it early (it imports
+    memlab while the student's cells run), :meth:`run` it after them, :meth:`close` it always."""
 
     def __init__(self, session: "Session", tests: list["TestCell"]) -> None:
         self.session, self.tests = session, tests
         self.channel = KernelChannel(session)
+        self.proc: subprocess.Popen | None = None
+        self.stderr = ""
+        self._err = None
+        self._cwd = None
 
-    def _send(self, proc: subprocess.Popen, obj: dict) -> None:
+    def spawn(self) -> None:
+        here = Path(__file__).resolve().parent
+        self._err = tempfile.TemporaryFile()
+        self._cwd = tempfile.TemporaryDirectory(prefix="memlab-judge-")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", BOOT, str(here.parents[1]), str(here / "codec.py"),
+             str(here / "judge.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
+            cwd=self._cwd.name)
+
+    def close(self) -> None:
+        self.channel.close()
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+        if self._err is not None:
+            self._err.seek(0)
+            self.stderr = self._err.read(20_000).decode("utf-8", "replace")
+            self._err.close()
+            self._err = None
+        if self._cwd is not None:
+            self._cwd.cleanup()
+            self._cwd = None
+
+    def _send(self, obj: dict) -> None:
         data = json.dumps(obj, separators=(",", ":")).encode("utf-8")
-        proc.stdin.write(struct.pack(">I", len(data)) + data)
-        proc.stdin.flush()
+        self.proc.stdin.write(struct.pack(">I", len(data)) + data)
+        self.proc.stdin.flush()
 
-    @staticmethod
-    def _read(proc: subprocess.Popen, deadline: float) -> dict | None:
-        fd = proc.stdout.fileno()
-        buf = b""
-        need = 4
-        size = None
+    def _read(self, deadline: float) -> dict | None:
+        fd = self.proc.stdout.fileno()
+        buf, need, size = b"", 4, None
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -200,37 +274,27 @@ class JudgeRun:
 
     def run(self) -> dict[str, dict]:
         """Run the judge; per tests cell id: ``{"checks": [[name, points, passed, feedback]], "error"}``
-        (``error``: why the cell did not complete; a cell missing from the answer was not judged)."""
+        (a cell missing from the answer was not judged).  Each verdict goes to ``session.judged``."""
         s = self.session
-        root = str(Path(__file__).resolve().parents[2])
-        err = tempfile.TemporaryFile()
-        with tempfile.TemporaryDirectory(prefix="memlab-judge-") as cwd:
-            proc = subprocess.Popen([sys.executable, "-I", "-c", BOOT, root], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=err, cwd=cwd)
-            results: dict[str, dict] = {}
-            try:
-                self._send(proc, {"forbid": list(s.sol.forbid),
-                                  "tests": [{"id": t.id, "code": judge_code(t.source)} for t in self.tests]})
-                while True:
-                    msg = self._read(proc, s.deadline)
-                    if msg is None:
-                        break
-                    kind = msg.get("t")
-                    if kind == "done":
-                        break
-                    if kind == "result":
-                        results[str(msg["id"])] = msg
-                        s.judged(str(msg["id"]), msg)
-                    elif kind == "call":
-                        self._send(proc, self._relay(msg))
-            finally:
-                self.channel.close()
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
-                err.seek(0)
-                self.stderr = err.read(20_000).decode("utf-8", "replace")
-                err.close()
+        if self.proc is None:
+            self.spawn()
+        results: dict[str, dict] = {}
+        try:
+            self._send({"forbid": list(s.sol.forbid),
+                        "tests": [{"id": t.id, "code": judge_code(t.source)} for t in self.tests]})
+            while True:
+                msg = self._read(s.deadline)
+                if msg is None or msg.get("t") == "done":
+                    break
+                if msg.get("t") == "result":
+                    results[str(msg["id"])] = msg
+                    s.judged(str(msg["id"]), msg)
+                elif msg.get("t") == "call":
+                    self._send(self._relay(msg))
+        except (OSError, ValueError) as e:          # the judge went away
+            self.stderr = f"{type(e).__name__}: {e}"
+        finally:
+            self.close()
         return results
 
     def _relay(self, msg: dict) -> dict:

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import MemlabError
+from memlab.errors import MemlabError   # absolute: also loaded as a file in the kernel
 
 MAX_BYTES = 64 << 20
 MAX_DEPTH = 64

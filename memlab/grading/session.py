@@ -54,6 +54,7 @@ class Session:
         self.tampered: dict[str, list[str]] = {}      # question -> what its answers replaced
         self.done: list[str] = []                      # student code that completed (replayed on restart)
         self.gave_up = ""
+        self.judge = None                              # the judge process (.calls.JudgeRun), if any
 
     # ------------------------------------------------------------------------------------ helpers
     def left(self) -> float:
@@ -74,9 +75,23 @@ class Session:
         return self._exec(code, silent=True, store_history=False, tracebacks=False)
 
     def start(self) -> None:
-        """Start the kernel and set up the guard in it (before any student cell)."""
+        """Start the judge (if tests need it) and the kernel, and set up the guard in the kernel
+        (before any student cell)."""
+        judged = [t for t in self.sol.tests if t.judged]
+        if judged:
+            self._judge(judged).spawn()
         self.kernel.start()
         self._setup_guard()
+
+    def _judge(self, tests: list[TestCell]):
+        from .calls import JudgeRun
+        self.judge = JudgeRun(self, tests)
+        return self.judge
+
+    def close(self) -> None:
+        """End the judge process, if it still runs."""
+        if self.judge is not None:
+            self.judge.close()
 
     def _setup_guard(self) -> None:
         r = self.kernel.execute(setup_code(self.rlimits, self.sol.forbid), timeout=max(30.0, self.timeout), silent=True,
@@ -145,8 +160,7 @@ class Session:
             else:  # pragma: no cover  (plan() makes only these two kinds)
                 raise ValueError(f"unknown step kind {kind!r}")
         if judged and not self.gave_up and self.left() > 0:
-            from .calls import JudgeRun
-            run = JudgeRun(self, judged)
+            run = self.judge or self._judge(judged)
             results = run.run()
             missing = [t for t in judged if t.id not in results]
             if missing and not self.gave_up:

@@ -34,16 +34,28 @@ def register_op_family(kind: str, spec: Callable[[Op], Any], make: Callable[[Any
     _FAMILIES[kind] = (spec, make)
 
 
+_OPS: dict[str, Op] = {}
+_SCANNED: set[str] = set()
+
+
 def _registry() -> dict[str, Op]:
-    """Every op instance defined at module level in a loaded memlab module, by ``op.name``."""
-    ops: dict[str, Op] = {"placeholder": PLACEHOLDER, "constant": CONSTANT}
+    """Every op instance defined at module level in a loaded memlab module, by ``op.name``
+    (modules loaded since the last call are scanned now)."""
+    if not _OPS:
+        _OPS.update(placeholder=PLACEHOLDER, constant=CONSTANT)
     for name, mod in list(sys.modules.items()):
-        if not name.startswith("memlab.") or name.startswith("memlab.grading") or mod is None:
+        if name in _SCANNED or not name.startswith("memlab.") or name.startswith("memlab.grading") \
+                or mod is None:
             continue
+        _SCANNED.add(name)
         for v in list(vars(mod).values()):
             if isinstance(v, Op) and isinstance(getattr(v, "name", None), str):
-                ops.setdefault(v.name, v)
-    return ops
+                _OPS.setdefault(v.name, v)
+    return _OPS
+
+
+def _op_named(name: str) -> Op | None:
+    return _OPS.get(name) or _registry().get(name)
 
 
 def op_spec(op: Op) -> Any:
@@ -52,7 +64,7 @@ def op_spec(op: Op) -> Any:
         s = spec(op)
         if s is not None:
             return (kind, s)
-    if _registry().get(op.name) is not op:
+    if _op_named(op.name) is not op:
         raise UnknownOpError(f"op {op!r} is not one of memlab's ops, so it cannot be written as plain data")
     return op.name
 
@@ -60,7 +72,7 @@ def op_spec(op: Op) -> Any:
 def op_from_spec(spec: Any) -> Op:
     """The op a record names (:func:`op_spec`), or :class:`UnknownOpError`."""
     if isinstance(spec, str):
-        op = _registry().get(spec)
+        op = _op_named(spec)
         if op is None:
             raise UnknownOpError(f"no memlab op is named {spec[:60]!r}")
         return op
