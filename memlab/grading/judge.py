@@ -241,6 +241,9 @@ class Handle:
     def __getitem__(self, key: Any) -> Any:
         return self._call("__getitem__", (key,), {})
 
+    def __iter__(self) -> Any:
+        return iter(self._call("__list__", (), {}))
+
     def __contains__(self, key: Any) -> bool:
         return bool(self._call("__contains__", (key,), {}))
 
@@ -269,13 +272,27 @@ class Answers:
         view._forbid = self._forbid + tuple(targets)
         return view
 
+    def cuda_probe(self) -> "Answers":
+        """A view whose calls run under :func:`memlab.testing.cuda_probe` in the kernel and return
+        ``(result, {"launches": {kernel name: count}, "shared_reads": n})``: counts taken in the
+        student's process, a kernel-side property (see docs/grading.md, the trust model)."""
+        view = Answers.__new__(Answers)
+        view.__dict__.update(self.__dict__)
+        view._probe = "cuda"
+        return view
+
+    _probe = None
+
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
-        session, targets = self._session, self._forbid
+        session, targets, probe = self._session, self._forbid, self._probe
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            result = session.request({"op": "call", "name": name, "forbid": list(targets)}, args, kwargs)
+            fields = {"op": "call", "name": name, "forbid": list(targets)}
+            if probe:
+                fields["probe"] = probe
+            result = session.request(fields, args, kwargs)
             for h in _handles_in(result):
                 object.__setattr__(h, "_forbid", targets)
             return result
