@@ -39,6 +39,10 @@ class Recompute(Op):
         original = node.attrs["of"]
         return original.op.inplace(original)
 
+    def workspace(self, node: Node) -> int:
+        original = node.attrs["of"]
+        return original.op.workspace(original)
+
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         raise NotImplementedError("a recomputed copy is not differentiated again")
 
