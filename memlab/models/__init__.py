@@ -12,21 +12,22 @@ from . import zoo, shape_only, studies, encoder_decoder, opennmt, gpt, activatio
 from .gpt import Transformer, transformer, gpt2, gpt_7b
 from .encoder_decoder import Seq2Seq, seq2seq
 from .zoo import slide22, slide23, mlp, mlp2, training_outputs, conv_resnet
+from .onnx_import import from_onnx, onnx_zoo, load_onnx
 from .shape_only import (ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, resnet_cifar, lstm,
                          mlp2_fused)
 from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN_RESNET_1000, CHEN_LSTM,
-                      compare_strategies, slide29_table, resnet_curve, lstm_curve, overhead,
+                      compare_strategies, slide29_table, slide29_onnx_table, SLIDE29_ONNX, resnet_curve, lstm_curve, overhead,
                       layer_sizes, CHECKPOINTS, CHEN_FIGURES, training_steps, feature_map_bytes,
                       checkpoint_table, runtime_memory, runnable_step, overhead_curve,
                       SLIDE35_TOTAL, SLIDE36_TOTAL, SLIDE37)
 
-__all__ = ["zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
+__all__ = ["from_onnx", "onnx_zoo", "load_onnx", "zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
            "gpt", "activations", "Transformer", "transformer", "gpt2", "gpt_7b",
            "slide22", "slide23", "mlp", "mlp2", "training_outputs",
            "conv_resnet",
            "ShapeOnly", "shape_op", "mlp2_fused", "alexnet", "vgg", "googlenet", "resnet",
            "resnet_cifar", "lstm", "GB", "SLIDE29",
-           "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table",
+           "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table", "slide29_onnx_table", "SLIDE29_ONNX",
            "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "CHEN_LSTM", "overhead",
            "layer_sizes", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table",
            "runtime_memory", "runnable_step", "overhead_curve", "SLIDE35_TOTAL", "SLIDE36_TOTAL",
