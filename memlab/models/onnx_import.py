@@ -153,14 +153,16 @@ class _Importer:
         self.roles: dict[str, str] = {}
         self.nodes: dict[str, Node] = {}
         self.missing: dict[str, str] = {}
+        self.stats = {n.input[i]: role for n in m.graph.node if n.op_type == "BatchNormalization"
+                      for i, role in ((3, "mean"), (4, "var")) if len(n.input) > i}
 
-    def value(self, name: str, role: str = "param") -> Node:
+    def value(self, name: str) -> Node:
         """The node of ONNX value ``name``; a float initializer becomes a parameter placeholder."""
         if name in self.values:
             return self.values[name]
         if name in self.consts and self.consts[name].dtype.kind == "f":
             p = placeholder(name, self.consts[name].shape, self.consts[name].dtype)
-            self._keep(p, role)
+            self._keep(p, self.stats.get(name, "param"))
             return self.values.setdefault(name, p)
         why = self.missing.get(name, "no node or initializer of the file produces it")
         raise GraphError(f"from_onnx: value {name!r} is not available: {why}")
@@ -261,7 +263,7 @@ def _batchnorm(im: _Importer, node: Any, a: dict, name: str) -> Node:
     if a.get("training_mode") or sum(1 for o in node.output if o) > 1:
         raise UnknownOpError(f"from_onnx: node {name!r}: BatchNormalization in training mode "
                              f"(running statistics as outputs) is not supported")
-    ins = [im.value(n, role) for n, role in zip(node.input, ("x", "param", "param", "mean", "var"))]
+    ins = [im.value(n) for n in node.input]
     return batchnorm(*ins, eps=a.get("epsilon", 1e-5), name=name)
 
 
@@ -317,7 +319,7 @@ def _constant_of_shape(im: _Importer, node: Any, a: dict, name: str) -> Node:
     value = a.get("value")
     dtype = np.float32 if value is None else __import__("onnx").numpy_helper.to_array(value).dtype
     p = placeholder(node.output[0], shape, dtype)
-    im._keep(p, "param")
+    im._keep(p, im.stats.get(node.output[0], "param"))
     return p
 
 

@@ -126,17 +126,10 @@ def softmax_loss(x: Node) -> Node:
 
 
 def alexnet(batch: int = 64) -> dict[str, Any]:
-    """AlexNet-like: 5 convs with relu, lrn and max pooling, 3 fc layers with dropout."""
-    x = placeholder("data", (batch, 3, 224, 224))
-    h = lrn(relu(conv2d(x, 96, 11, 4, 2)))
-    h = pool2d(h, 3, 2)
-    h = pool2d(lrn(relu(conv2d(h, 256, 5))), 3, 2)
-    for ch in (384, 384, 256):
-        h = relu(conv2d(h, ch, 3))
-    h = pool2d(h, 3, 2)
-    for width in (4096, 4096):
-        h = dropout(relu(fc(h, width)))
-    return _model(x, softmax_loss(fc(h, 1000)))
+    """BVLC AlexNet, weight for weight (60,965,224 parameters: grouped convolutions, LRN,
+    biases; :func:`.published.bvlc_alexnet`), as the ONNX model zoo has it."""
+    from .published import bvlc_alexnet
+    return bvlc_alexnet(batch)
 
 
 def vgg(batch: int = 64, layers: Sequence[int] = (2, 2, 3, 3, 3)) -> dict[str, Any]:
@@ -183,12 +176,17 @@ def googlenet(batch: int = 64) -> dict[str, Any]:
 
 
 def resnet(layers: int = 152, batch: int = 32, image: int = 224) -> dict[str, Any]:
-    """A pre-activation bottleneck ResNet of about ``layers`` layers (100 to 1000 and more).
-
-    ``(layers - 2) // 3`` units of (bn, relu, 1x1 conv, bn, relu, 3x3 conv,
-    bn, relu, 1x1 conv) + shortcut, spread over four stages like ResNet-152
-    (3 : 8 : 36 : 3), widths 256-2048, after a 7x7 stem and max pooling.
+    """ResNet-``layers``. At 18, 34, 50, 101 and 152 layers, the published network of He et al.
+    2015 (:func:`.published.resnet_v1`: post-activation basic or bottleneck blocks at Table 1's
+    stage counts; ResNet-50 has 25,557,032 parameters, as the ONNX model zoo's). At any other depth
+    (p.35's 100 to 1000 layers and more), a pre-activation bottleneck ResNet (He et al. 2016) of
+    ``(layers - 2) // 3`` units of (bn, relu, 1x1 conv, bn, relu, 3x3 conv, bn, relu, 1x1 conv) +
+    shortcut, spread over four stages like ResNet-152 (3 : 8 : 36 : 3), widths 256-2048, after a
+    7x7 stem and max pooling; its convolutions carry no bias and its batch norms a scale only.
     """
+    from .published import RESNETS, resnet_v1
+    if layers in RESNETS:
+        return resnet_v1(layers, batch, image)
     units = max(4, (layers - 2) // 3)
     share = (3, 8, 36, 3)
     per = [max(1, round(units * s / 50)) for s in share]

@@ -53,6 +53,21 @@ def test_published_parameter_counts():
     assert from_onnx("vgg19")["parameters"] == 143_667_240
 
 
+def test_reconstructions_have_the_imported_networks_weights(zoo):
+    # trainable weights: the zoo's files also store each batch norm's running mean and variance
+    trained = {name: sum(p.size for p in zoo[name]["params"]) for name in ("bvlc_alexnet", "resnet50")}
+    assert sum(p.size for p in ml.models.alexnet(1)["params"]) == trained["bvlc_alexnet"]
+    assert sum(p.size for p in ml.models.resnet(50, 1)["params"]) == trained["resnet50"] == 25_557_032
+    assert len(zoo["resnet50"]["buffers"]) == 2 * 53      # mean and variance of 53 batch norms
+
+
+@pytest.mark.parametrize("layers, published", [(18, 11_689_512), (34, 21_797_672),
+                                               (101, 44_549_160), (152, 60_192_808)])
+def test_resnets_at_published_depths_have_published_parameters(layers, published):
+    # He et al. 2015's networks as torchvision counts them (weights, biases, batch-norm affine)
+    assert sum(p.size for p in ml.models.resnet(layers, 1)["params"]) == published
+
+
 @pytest.mark.parametrize("name", ZOO)
 def test_every_node_has_the_shape_onnx_infers(zoo, name):
     inferred = onnx.shape_inference.infer_shapes(load_onnx(name), strict_mode=True)
