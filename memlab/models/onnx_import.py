@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import GraphError, MemlabError, ShapeError, UnknownOpError, check_int
+from ..errors import GraphError, MemlabError, ShapeError, UnknownOpError, check_bool, check_int
 from ..graph import (Node, add, concat, div, mean, mul, placeholder, relu, softmax_cross_entropy,
                      sub, topo_order)
 from ..graph.ops.attention import TRANSPOSE
@@ -363,6 +363,7 @@ def from_onnx(model: Any, batch: int | None = None, image: int | None = None,
         batch = check_int(batch, "from_onnx: batch", low=1, error=ShapeError)
     if image is not None:
         image = check_int(image, "from_onnx: image", low=1, error=ShapeError)
+    loss = check_bool(loss, "from_onnx: loss", GraphError)
     proto = load_onnx(model)
     m, shapes, _ = _prepare(proto, batch, image)
     im = _Importer(m, shapes)

@@ -14,8 +14,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ...errors import ShapeError
-from ..node import Node
+from ...errors import ShapeError, check_bool
+from ..node import Node, as_node
 from .base import Op
 
 Pair = tuple[int, int]
@@ -234,23 +234,31 @@ CONV2D, CONV2D_DX, CONV2D_DW = Conv2d(), Conv2dDx(), Conv2dDw()
 POOL2D, POOL2D_DX = Pool2d(), Pool2dDx()
 
 
+def _ints(v: object, n: int, low: int, what: str) -> tuple[int, ...]:
+    if not isinstance(v, (list, tuple)) or len(v) != n or not all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) and a >= low for a in v):
+        raise ShapeError(f"{what} must be {n} integers >= {low}, got {v!r}")
+    return tuple(int(a) for a in v)
+
+
 def _pairs(kernel: Sequence[int], strides: Sequence[int] | None, pads: Sequence[int] | None,
-           dilations: Sequence[int] | None) -> dict:
-    def pair(v: Sequence[int] | None, default: int, n: int = 2) -> tuple[int, ...]:
-        out = tuple(int(a) for a in (v if v is not None else [default] * n))
-        if len(out) != n or any(a < (0 if default == 0 else 1) for a in out):
-            raise ShapeError(f"expected {n} integers >= {0 if default == 0 else 1}, got {v!r}")
-        return out
-    return {"kernel": pair(kernel, 1), "strides": pair(strides, 1), "pads": pair(pads, 0, 4),
-            "dilations": pair(dilations, 1)}
+           dilations: Sequence[int] | None, what: str) -> dict:
+    return {"kernel": _ints(kernel, 2, 1, f"{what}: kernel"),
+            "strides": (1, 1) if strides is None else _ints(strides, 2, 1, f"{what}: strides"),
+            "pads": (0,) * 4 if pads is None else _ints(pads, 4, 0, f"{what}: pads"),
+            "dilations": (1, 1) if dilations is None else _ints(dilations, 2, 1,
+                                                                f"{what}: dilations")}
 
 
 def conv2d(x: Node, w: Node, b: Node | None = None, strides: Sequence[int] | None = None,
            pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None,
            group: int = 1, name: str | None = None) -> Node:
     """2-D convolution of ``x`` (N, C, H, W) with ``w`` (O, C / group, kh, kw) and bias ``b``."""
-    attrs = _pairs(w.shape[2:] if len(w.shape) == 4 else (0, 0), strides, pads, dilations)
-    if not isinstance(group, (int, np.integer)) or group < 1:
+    w = as_node(w, what="conv2d: w")
+    if len(w.shape) != 4:
+        raise ShapeError(f"conv2d: w must be (O, C / group, kh, kw), got {w.name}{list(w.shape)}")
+    attrs = _pairs(tuple(w.shape[2:]), strides, pads, dilations, "conv2d")
+    if not isinstance(group, (int, np.integer)) or isinstance(group, bool) or group < 1:
         raise ShapeError(f"conv2d: group must be an integer >= 1, got {group!r}")
     inputs = (x, w) if b is None else (x, w, b)
     return CONV2D(*inputs, name=name, group=int(group), **attrs)
@@ -262,5 +270,7 @@ def pool2d(x: Node, kernel: Sequence[int], kind: str = "max", strides: Sequence[
     """Max (``kind="max"``) or average (``"avg"``) pooling of ``x`` (N, C, H, W)."""
     if kind not in ("max", "avg"):
         raise ShapeError(f"pool2d: kind must be 'max' or 'avg', got {kind!r}")
-    return POOL2D(x, name=name, kind=kind, ceil=bool(ceil), count_include_pad=bool(count_include_pad),
-                  **_pairs(kernel, strides, pads, dilations))
+    return POOL2D(x, name=name, kind=kind, ceil=check_bool(ceil, "pool2d: ceil", ShapeError),
+                  count_include_pad=check_bool(count_include_pad, "pool2d: count_include_pad",
+                                               ShapeError),
+                  **_pairs(kernel, strides, pads, dilations, "pool2d"))

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import ShapeError
+from ...errors import ShapeError, check_int, check_number
 from ..node import Node
 from .base import Op
 from .tensor import sum as reduce_sum
@@ -139,12 +139,14 @@ LRN_OP, LRN_DX, BATCHNORM, BATCHNORM_GRAD = LRN(), LRNDx(), BatchNorm(), BatchNo
 def lrn(x: Node, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0,
         name: str | None = None) -> Node:
     """Local response normalisation across ``size`` channels (ONNX ``LRN``)."""
-    if not isinstance(size, (int, np.integer)) or size < 1:
-        raise ShapeError(f"lrn: size must be an integer >= 1, got {size!r}")
-    return LRN_OP(x, name=name, size=int(size), alpha=float(alpha), beta=float(beta), bias=float(bias))
+    size = check_int(size, "lrn: size", 1, ShapeError)
+    return LRN_OP(x, name=name, size=size, alpha=check_number(alpha, "lrn: alpha", 0, error=ShapeError),
+                  beta=check_number(beta, "lrn: beta", 0, error=ShapeError),
+                  bias=check_number(bias, "lrn: bias", above=0, error=ShapeError))
 
 
 def batchnorm(x: Node, scale: Node, bias: Node, mean: Node, var: Node, eps: float = 1e-5,
               name: str | None = None) -> Node:
     """Batch normalisation of ``x`` (N, C, ...) with per-channel statistics (ONNX's form)."""
-    return BATCHNORM(x, scale, bias, mean, var, name=name, eps=float(eps))
+    return BATCHNORM(x, scale, bias, mean, var, name=name,
+                     eps=check_number(eps, "batchnorm: eps", above=0, error=ShapeError))
