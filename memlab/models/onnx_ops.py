@@ -86,7 +86,7 @@ class SoftmaxAxis(Op):
         return (0,)
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
-        return [SOFTMAX_GRAD(grad, node, **node.attrs)]
+        return [SOFTMAX_GRAD(grad, node, axis=node.attrs["axis"], coerce=node.attrs["coerce"])]
 
 
 class SoftmaxGrad(Op):

@@ -19,6 +19,12 @@ from ..node import Node, as_node
 from .base import Op
 
 Pair = tuple[int, int]
+_GEOMETRY = ("kernel", "strides", "pads", "dilations", "group", "kind", "ceil", "count_include_pad")
+
+
+def _geometry_attrs(node: Node) -> dict:
+    """The attributes a gradient op needs (not the forward op's own, such as its workspace)."""
+    return {k: node.attrs[k] for k in _GEOMETRY if k in node.attrs}
 
 
 def _float(x: Node, what: str) -> None:
@@ -106,7 +112,8 @@ class Conv2d(Op):
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         x, w, *b = node.inputs
-        grads = [CONV2D_DX(grad, w, **node.attrs, shape=x.shape), CONV2D_DW(x, grad, **node.attrs)]
+        geo = _geometry_attrs(node)
+        grads = [CONV2D_DX(grad, w, **geo, shape=x.shape), CONV2D_DW(x, grad, **geo)]
         if b:
             from .tensor import sum as reduce_sum
             grads.append(reduce_sum(grad, axis=(0, 2, 3)))
@@ -183,8 +190,8 @@ class Pool2d(Op):
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         (x,) = node.inputs
         if node.attrs["kind"] == "max":
-            return [POOL2D_DX(grad, x, node, **node.attrs, shape=x.shape)]
-        return [POOL2D_DX(grad, **node.attrs, shape=x.shape)]
+            return [POOL2D_DX(grad, x, node, **_geometry_attrs(node), shape=x.shape)]
+        return [POOL2D_DX(grad, **_geometry_attrs(node), shape=x.shape)]
 
 
 def _counts(node: Node, shape: Sequence[int], out_hw: Pair) -> np.ndarray:

@@ -53,7 +53,9 @@ class LRN(Op):
         out[...] = x * _lrn_scale(x, node) ** -node.attrs["beta"]
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
-        return [LRN_DX(grad, node.inputs[0], node, **node.attrs)]
+        a = node.attrs
+        return [LRN_DX(grad, node.inputs[0], node, size=a["size"], alpha=a["alpha"], beta=a["beta"],
+                       bias=a["bias"])]
 
 
 class LRNDx(Op):
