@@ -6,7 +6,10 @@ and which values its backward reads (``saves``); its gradient builds more
 shape-only nodes, so ``ml.gradients`` produces the backward graph and the
 planner sees what training must keep alive. Tensors are ``(N, C, H, W)``
 float32; weights are placeholders (given, not planned). Residual sums use
-the real ``ml.add`` (in-place allowed).
+the real ``ml.add`` (in-place allowed). :func:`alexnet` and :func:`resnet` at 18, 34, 50, 101 and
+152 layers are the published networks, weight for weight (:func:`bvlc_alexnet`,
+:func:`resnet_v1`); :func:`vgg` and :func:`googlenet` leave out the biases (within 0.1% of the
+ONNX zoo's VGG-19 and Inception v1 parameters, ``bench/onnx_zoo.py``).
 """
 from __future__ import annotations
 
@@ -148,17 +151,9 @@ def softmax_loss(x: Node) -> Node:
 
 
 def alexnet(batch: int = 64) -> dict[str, Any]:
-    """AlexNet-like: 5 convs with relu, lrn and max pooling, 3 fc layers with dropout."""
-    x = placeholder("data", (batch, 3, 224, 224))
-    h = lrn(relu(conv2d(x, 96, 11, 4, 2)))
-    h = pool2d(h, 3, 2)
-    h = pool2d(lrn(relu(conv2d(h, 256, 5))), 3, 2)
-    for ch in (384, 384, 256):
-        h = relu(conv2d(h, ch, 3))
-    h = pool2d(h, 3, 2)
-    for width in (4096, 4096):
-        h = dropout(relu(fc(h, width)))
-    return _model(x, softmax_loss(fc(h, 1000)))
+    """BVLC AlexNet, weight for weight (60,965,224 parameters: grouped convolutions, LRN,
+    biases; :func:`bvlc_alexnet`), as the ONNX model zoo has it."""
+    return bvlc_alexnet(batch)
 
 
 def vgg(batch: int = 64, layers: Sequence[int] = (2, 2, 3, 3, 3)) -> dict[str, Any]:
@@ -205,12 +200,16 @@ def googlenet(batch: int = 64) -> dict[str, Any]:
 
 
 def resnet(layers: int = 152, batch: int = 32, image: int = 224) -> dict[str, Any]:
-    """A pre-activation bottleneck ResNet of about ``layers`` layers (100 to 1000 and more).
-
-    ``(layers - 2) // 3`` units of (bn, relu, 1x1 conv, bn, relu, 3x3 conv,
-    bn, relu, 1x1 conv) + shortcut, spread over four stages like ResNet-152
-    (3 : 8 : 36 : 3), widths 256-2048, after a 7x7 stem and max pooling.
+    """ResNet-``layers``. At 18, 34, 50, 101 and 152 layers, the published network of He et al.
+    2015 (:func:`resnet_v1`: post-activation basic or bottleneck blocks at Table 1's
+    stage counts; ResNet-50 has 25,557,032 parameters, as the ONNX model zoo's). At any other depth
+    (p.35's 100 to 1000 layers and more), a pre-activation bottleneck ResNet (He et al. 2016) of
+    ``(layers - 2) // 3`` units of (bn, relu, 1x1 conv, bn, relu, 3x3 conv, bn, relu, 1x1 conv) +
+    shortcut, spread over four stages like ResNet-152 (3 : 8 : 36 : 3), widths 256-2048, after a
+    7x7 stem and max pooling; its convolutions carry no bias and its batch norms a scale only.
     """
+    if layers in RESNETS:
+        return resnet_v1(layers, batch, image)
     units = max(4, (layers - 2) // 3)
     share = (3, 8, 36, 3)
     per = [max(1, round(units * s / 50)) for s in share]
@@ -248,9 +247,12 @@ def _bottleneck_stages(h: Node, units: Sequence[int], widths: Sequence[int]) -> 
     return pool2d(relu(batchnorm(h)), h.shape[2], 1, kind="avg")
 
 
+_WEIGHTS = ("w", "b", "gamma", "beta")
+
+
 def _model(data: Node, loss: Node) -> dict[str, Any]:
 
-    params = [n for n in topo_order(loss) if n.op.name == "placeholder" and n.name in ("w", "gamma")]
+    params = [n for n in topo_order(loss) if n.op.name == "placeholder" and n.name in _WEIGHTS]
     return {"data": data, "loss": loss, "params": params}
 
 
@@ -313,3 +315,87 @@ def mlp2_fused(batch: int = 64, n_in: int = 784, hidden: int = 256, n_out: int =
     (dx,) = gradients(prob, [x], grad_y=label)
     return {"input": x, "label": label, "loss": loss, "softmax": prob, "input_grad": dx,
             "outputs": [loss, dx]}
+
+
+# Networks as published, weight for weight, checked against the ONNX model zoo's files
+# (``from_onnx``, ``bench/onnx_zoo.py``): BVLC AlexNet has 60,965,224 parameters; ResNet-18 / 34 /
+# 50 / 101 / 152 have 11,689,512 / 21,797,672 / 25,557,032 / 44,549,160 / 60,192,808 (weights,
+# biases, batch-norm scales and shifts; the zoo's files also store each batch norm's running
+# mean and variance: 2 x 26,560 more numbers in ResNet-50).
+
+#: He et al. 2015, Table 1: blocks per stage (conv2_x .. conv5_x), basic (two 3x3 convs) for 18
+#: and 34 layers, bottleneck (1x1, 3x3, 1x1) from 50 on.
+RESNETS = {18: ("basic", (2, 2, 2, 2)), 34: ("basic", (3, 4, 6, 3)),
+           50: ("bottleneck", (3, 4, 6, 3)), 101: ("bottleneck", (3, 4, 23, 3)),
+           152: ("bottleneck", (3, 8, 36, 3))}
+
+
+def conv_bias(x: Node, out_ch: int, k: int, stride: int = 1, pad: int | None = None,
+              groups: int = 1, bias: bool = True) -> Node:
+    """A shape-only 2-D convolution with its weight ``(out_ch, C / groups, k, k)`` and bias."""
+    n, c, h, w = x.shape
+    p = k // 2 if pad is None else pad
+    ho, wo = (h + 2 * p - k) // stride + 1, (w + 2 * p - k) // stride + 1
+    ins = [x, placeholder("w", (out_ch, c // groups, k, k))]
+    if bias:
+        ins.append(placeholder("b", (out_ch,)))
+    return shape_op("conv2d")(*ins, shape=(n, out_ch, ho, wo))
+
+
+def fc_bias(x: Node, out: int) -> Node:
+    """A shape-only fully connected layer with weight and bias."""
+    w = placeholder("w", (int(np.prod(x.shape[1:])), out))
+    return shape_op("fc")(x, w, placeholder("b", (out,)), shape=(x.shape[0], out))
+
+
+def batchnorm_affine(x: Node) -> Node:
+    """A shape-only batch norm with its scale (gamma) and shift (beta)."""
+    c = x.shape[1:2]
+    return shape_op("batchnorm")(x, placeholder("gamma", c), placeholder("beta", c), shape=x.shape)
+
+
+def bvlc_alexnet(batch: int = 64, image: int = 224) -> dict[str, Any]:
+    """BVLC AlexNet (Caffe's model zoo, as the ONNX zoo has it): conv1 96 11x11 stride 4, relu,
+    LRN, max pool; conv2 256 5x5 in two groups, relu, LRN, max pool; conv3 384 3x3; conv4 384 and
+    conv5 256 3x3 in two groups (Krizhevsky et al. 2012's two GPUs); max pool; fc 4096, 4096 with
+    dropout; fc 1000. 60,965,224 parameters."""
+    x = placeholder("data", (batch, 3, image, image))
+    h = pool2d(lrn(relu(conv_bias(x, 96, 11, 4, 0))), 3, 2)
+    h = pool2d(lrn(relu(conv_bias(h, 256, 5, 1, 2, groups=2))), 3, 2)
+    h = relu(conv_bias(h, 384, 3))
+    h = relu(conv_bias(h, 384, 3, groups=2))
+    h = pool2d(relu(conv_bias(h, 256, 3, groups=2)), 3, 2)
+    for width in (4096, 4096):
+        h = dropout(relu(fc_bias(h, width)))
+    return _model(x, softmax_loss(fc_bias(h, 1000)))
+
+
+def _basic(h: Node, width: int, stride: int) -> Node:
+    r = relu(batchnorm_affine(conv_bias(h, width, 3, stride, bias=False)))
+    r = batchnorm_affine(conv_bias(r, width, 3, bias=False))
+    short = h if stride == 1 and h.shape[1] == width else batchnorm_affine(conv_bias(h, width, 1, stride, 0, bias=False))
+    return relu(add(r, short))
+
+
+def _bottleneck(h: Node, width: int, stride: int) -> Node:
+    r = relu(batchnorm_affine(conv_bias(h, width // 4, 1, 1, 0, bias=False)))
+    r = relu(batchnorm_affine(conv_bias(r, width // 4, 3, stride, bias=False)))    # stride on the 3x3, as the
+    r = batchnorm_affine(conv_bias(r, width, 1, 1, 0, bias=False))                    # ONNX zoo's ResNet-50
+    short = h if stride == 1 and h.shape[1] == width else batchnorm_affine(conv_bias(h, width, 1, stride, 0, bias=False))
+    return relu(add(r, short))
+
+
+def resnet_v1(layers: int, batch: int = 32, image: int = 224) -> dict[str, Any]:
+    """ResNet-``layers`` of He et al. 2015 (``layers`` in :data:`RESNETS`): 7x7 stem with batch
+    norm and relu, max pooling, four stages (widths 64-512 of basic blocks, 256-2048 of
+    bottlenecks; a projection shortcut where the shape changes), average pooling, fc 1000."""
+    kind, stages = RESNETS[layers]
+    widths = (64, 128, 256, 512) if kind == "basic" else (256, 512, 1024, 2048)
+    block = _basic if kind == "basic" else _bottleneck
+    x = placeholder("data", (batch, 3, image, image))
+    h = pool2d(relu(batchnorm_affine(conv_bias(x, 64, 7, 2, 3, bias=False))), 3, 2, 1)
+    for s, (n, width) in enumerate(zip(stages, widths)):
+        for u in range(n):
+            h = block(h, width, 2 if (u == 0 and s > 0) else 1)
+    h = pool2d(h, h.shape[2], 1, kind="avg")
+    return _model(x, softmax_loss(fc_bias(h, 1000)))

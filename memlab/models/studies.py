@@ -89,6 +89,29 @@ def slide29_table(batch: int = 64) -> list[dict[str, Any]]:
     return rows
 
 
+#: The networks of p.29 among the ONNX model zoo's (:func:`~memlab.models.onnx_zoo`): BVLC
+#: AlexNet, GoogLeNet (Inception v1) and VGG-19, under the slide's names.
+SLIDE29_ONNX = {"alexnet": "bvlc_alexnet", "googlenet": "inception_v1", "vgg": "vgg19"}
+
+
+def slide29_onnx_table(batch: int = 64, order: Sequence[Node] | str | None = None
+                       ) -> list[dict[str, Any]]:
+    """Slide p.29 on the real networks, imported from the ONNX files the ``onnx`` package ships
+    (:data:`SLIDE29_ONNX`): rows as :func:`slide29_table`'s (model, mode, GB per strategy, the
+    slide's GB), plus the ``network`` imported, its ``parameters`` and ``weights GB`` (the
+    weights themselves, which p.29 counts and the planned bytes leave out)."""
+    from .onnx_import import from_onnx
+    rows = []
+    for name, network in SLIDE29_ONNX.items():
+        m = from_onnx(network, batch=batch)
+        for mode, outs in (("forward", [m["loss"]]), ("training", training_outputs(m))):
+            ours = {k: v / GB for k, v in compare_strategies(outs, order).items()}
+            rows.append({"model": name, "network": network, "mode": mode, **ours,
+                         "slide": dict(zip(STRATEGIES, SLIDE29[mode][name])),
+                         "parameters": m["parameters"], "weights GB": 4 * m["parameters"] / GB})
+    return rows
+
+
 #: Slide p.35-36's sublinear line, read off the plots (GB), and Chen et al. 2016's ResNet figures.
 SUBLINEAR = {"resnet": {100: 1.6, 1000: 4.0}, "lstm": {40: 0.28, 1600: 2.6}}
 #: Chen et al. 2016's LSTM experiment (behind p.36): four layers of 1024 hidden units, batch 64.

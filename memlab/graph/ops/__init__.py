@@ -11,6 +11,8 @@ from .accumulate import accumulate
 from .layers import layernorm, gelu, dropout
 from .attention import bmatmul, transpose, causal_mask
 from .flash import tiled_attention
+from .image import conv2d, pool2d
+from .normalization import lrn, batchnorm
 
 __all__ = ["Op", "full", "ones_like", "PLACEHOLDER", "CONSTANT",
            "add", "sub", "mul", "div", "copy", "neg", "exp", "log", "sigmoid", "tanh", "relu", "relu_grad",
@@ -18,7 +20,7 @@ __all__ = ["Op", "full", "ones_like", "PLACEHOLDER", "CONSTANT",
            "pad_axis", "softmax", "onehot", "softmax_cross_entropy", "pool", "conv", "flip",
            "conv_wgrad", "embedding", "embedding_grad", "accumulate",
            "layernorm", "gelu", "dropout", "bmatmul", "transpose", "causal_mask",
-           "tiled_attention"]
+           "tiled_attention", "conv2d", "pool2d", "lrn", "batchnorm"]
 
 
 def _bind_operators() -> None:
