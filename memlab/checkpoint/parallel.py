@@ -190,8 +190,16 @@ def simulate_data_parallel(model: Model, N: int, batch: int, stage: str = "plain
     return peak
 
 
-def from_sizes(params: Sequence[int], activations: Sequence[float]) -> Model:
-    """A :class:`Model` from measured per-layer sizes (e.g. a model of the zoo)."""
+def from_sizes(params: Sequence[int], activations: Sequence[float],
+               inputs: Sequence[float] | None = None) -> Model:
+    """A :class:`Model` from measured per-layer sizes (e.g. a model of the zoo): parameters,
+    activation bytes per sample and, for re-materialisation, each layer's input bytes per sample
+    (:func:`~memlab.models.layer_inputs`; without them, a guess: an eighth of the activations)."""
     if len(params) != len(activations) or not params:
         raise MemlabError("params and activations need one entry per layer")
-    return Model(list(params), list(activations), [a / 8 for a in activations])
+    if inputs is None:
+        return Model(list(params), list(activations), [a / 8 for a in activations])
+    if len(inputs) != len(params):
+        raise MemlabError(f"inputs needs one entry per layer ({len(params)}), got {len(inputs)}")
+    return Model(list(params), list(activations),
+                 [check_number(b, "from_sizes: inputs", 0) for b in inputs])

@@ -303,19 +303,34 @@ def checkpoint_table(steps: dict[str, tuple[list[Node], dict | None]] | None = N
 
 def layer_sizes(model: dict[str, Any]) -> tuple[list[int], list[float]]:
     """Per-layer parameter counts and activation bytes per sample of a zoo model built with batch 1
-    (a layer: an op that reads a weight; its activations: the forward values computed since the
-    last one, in the forward pass's memory-aware order, :func:`~memlab.memory.memory_order`)."""
+    (a layer: an op that reads a weight of ``model["params"]``; its activations: the forward values
+    computed since the last one, in the forward pass's memory-aware order,
+    :func:`~memlab.memory.memory_order`). The labels are not a weight: the loss is no layer."""
+    params, acts, _ = _layers(model)
+    return params, acts
+
+
+def layer_inputs(model: dict[str, Any]) -> list[int]:
+    """Bytes per sample of each layer's input (the layers of :func:`layer_sizes`): the data for
+    the first, the previous layer's output after it. A pipeline stage that re-materialises keeps
+    exactly this for each micro-batch (:func:`~memlab.checkpoint.parallel.from_sizes`)."""
+    return _layers(model)[2]
+
+
+def _layers(model: dict[str, Any]) -> tuple[list[int], list[float], list[int]]:
     data = model["data"] if "data" in model else model["x"]
-    params, acts, pending = [], [], 0.0
+    weights_of = {id(p) for p in model["params"]}
+    params, acts, inputs, pending, last = [], [], [], 0.0, data
     for n in memory_order(model["loss"]):
         if not n.op.computes:
             continue
         pending += n.nbytes
-        weights = [x for x in n.inputs if x.op is PLACEHOLDER and x is not data]
+        weights = [x for x in n.inputs if id(x) in weights_of]
         if weights:
             params.append(sum(w.size for w in weights))
             acts.append(pending)
-            pending = 0.0
+            inputs.append(last.nbytes // data.shape[0])
+            pending, last = 0.0, n
     if acts:
         acts[-1] += pending
-    return params, acts
+    return params, acts, inputs
