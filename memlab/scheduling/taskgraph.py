@@ -233,6 +233,8 @@ def width(graph: TaskGraph) -> int:
 
     By Dilworth's theorem it is the number of tasks minus a maximum matching between
     "u reaches v" pairs (Fulkerson's reduction), found with augmenting paths."""
+    if not isinstance(graph, TaskGraph):
+        raise TreeError(f"width: graph must be a TaskGraph, got {graph!r:.60}")
     topo = graph.topological_order()
     reach: dict[Task, set[Task]] = {}
     for t in reversed(topo):
