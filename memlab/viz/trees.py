@@ -30,8 +30,8 @@ from .palette import color
 from .render import to_svg
 from .stepper import Frame
 
-__all__ = ["fronts_by_depth", "draw_tree", "draw_taskgraph", "traversal_bars", "side_by_side", "tree_gantt",
-           "traversal_frames", "DONE", "HELD", "RUNNING"]
+__all__ = ["fronts_by_depth", "draw_tree", "draw_taskgraph", "traversal_bars", "side_by_side",
+           "tree_gantt", "traversal_frames", "DONE", "HELD", "RUNNING"]
 
 #: fill of a node whose output has been consumed (its memory is free again)
 DONE = "#d9d9d9"

@@ -191,11 +191,12 @@ def _held_at(tree, sched, t, procs):
     return held
 
 
-@pytest.mark.parametrize("name", ["all_to_all", "proportional", "memory_aware"])
-def test_processor_peaks_against_a_recount_at_every_event(name):
+@pytest.mark.parametrize("mapping", [all_to_all, proportional, memory_aware],
+                         ids=["all_to_all", "proportional", "memory_aware"])
+def test_processor_peaks_against_a_recount_at_every_event(mapping):
     tree = random_tree(15, "recursive", seed=10, f_range=(1, 9), m_range=(1, 5))
     w = [float(x) for x in np.random.default_rng(10).integers(1, 10, tree.n)]
-    sched = {'all_to_all': all_to_all, 'proportional': proportional, 'memory_aware': memory_aware}[name](tree, w, 4, alpha=0.5)
+    sched = mapping(tree, w, 4, alpha=0.5)
     instants = sorted(set(sched.start) | set(sched.end))
     peaks = processor_peaks(tree, sched)
     for p in range(4):
