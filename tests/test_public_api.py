@@ -322,6 +322,8 @@ CALLS: dict[str, Call] = {
     "ml.mapping.memory_aware": Call(lambda: (_tree(), [1.0, 1.0, 1.0, 1.0], 2, 20.0, 1.0),
                                     {(1, "None"): "w=None: unit work",
                                      (3, "None"): "M_B=None: no memory bound"}),
+    "ml.mapping.processor_peaks": Call(lambda: (_tree(), ml.mapping.proportional(_tree(), None, 2),
+                                                True)),
     "ml.scheduling.dask.to_dask": Call(lambda: (_tree(), 8)),
     "ml.scheduling.dask.run": Call(lambda: (_tree(), "best_postorder"),
                                    {(1, "None"): "order=None: Dask's own order"}),

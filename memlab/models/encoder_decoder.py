@@ -24,8 +24,8 @@ import numpy as np
 
 from ..errors import MemlabError
 from ..memory.plan import Plan
-from ..graph import (Node, add, copy, embedding, full, gelu, gradients, matmul, mul, placeholder,
-                     priority_order, relu, scope, sigmoid, slice_axis, softmax_cross_entropy,
+from ..graph import (Node, add, copy, embedding, full, gradients, matmul, mul, placeholder,
+                     priority_order, scope, sigmoid, slice_axis, softmax_cross_entropy,
                      tanh)
 from ..graph import sum as reduce_sum
 
@@ -266,18 +266,20 @@ def vertical_sharing_cases() -> dict[str, dict]:
 
     In each, ``first`` is a linear layer's output and ``later`` the next node's output; with all
     three conditions met ``later`` can take ``first``'s storage, and each other case breaks one:
-    ``"read later"`` reads ``first`` again downstream (condition 1), ``"backward needs it"`` uses
-    GELU, whose gradient needs its input (2; relu's, as PyTorch's, reads its output), ``"sizes
-    differ"`` sums a row (3). Each case holds
-    ``loss``, ``params``, ``first`` and ``later``.
+    ``"read later"`` reads ``first`` again downstream (condition 1), ``"backward needs it"`` feeds
+    ``first`` to a second linear layer, whose weight gradient reads its input (the seed's Linear,
+    condition 2), ``"sizes differ"`` sums a row (3). Each case holds ``loss``, ``params``,
+    ``first`` and ``later``.
     """
     cases = {}
     for case in ("all hold", "read later", "backward needs it", "sizes differ"):
         x, w = placeholder("input_1", (8, 16)), placeholder("W", (16, 16))
+        params = [w]
         with scope("net", 0):
             first = matmul(x, w, name="output_1")
             if case == "backward needs it":
-                later = gelu(first, name="output_2")
+                params.append(placeholder("W2", (16, 16)))
+                later = matmul(first, params[1], name="output_2")
             elif case == "sizes differ":
                 later = reduce_sum(first, axis=1, keepdims=True, name="output_2")
             else:
@@ -285,5 +287,5 @@ def vertical_sharing_cases() -> dict[str, dict]:
             loss = reduce_sum(mul(later, later))
             if case == "read later":
                 loss = add(loss, reduce_sum(first))
-        cases[case] = {"loss": loss, "params": [w], "first": first, "later": later}
+        cases[case] = {"loss": loss, "params": params, "first": first, "later": later}
     return cases

@@ -40,9 +40,8 @@ from .liu import optimal_traversal
 from .mapping import _mapping, all_to_all, memory_aware, proportional
 from .postorder import best_postorder
 from .taskgraph import MAX_EXACT_TASKS, TaskGraph, min_peak_order
-from .timeline import step_curve
 from .treebase import Tree, check_tree
-from .treesim import TreeSchedule, check_work
+from .treesim import TreeSchedule, check_work, processor_peaks
 
 __all__ = ["DaskGraph", "DaskRun", "LocalDask", "to_dask", "dask_order", "followed_order", "run",
            "run_mapping", "simulated_worker_peaks", "ORDERS", "MAPPINGS"]
@@ -308,15 +307,7 @@ def simulated_worker_peaks(tree: Tree, sched: TreeSchedule) -> list[float]:
     if not isinstance(sched, TreeSchedule) or len(sched.start) != tree.n:
         raise TreeError(f"simulated_worker_peaks: sched must be the TreeSchedule of a mapping of "
                         f"this tree (ml.mapping.proportional(tree, w, P)), got {sched!r:.60}")
-    events: list[list] = [[] for _ in range(sched.P)]
-    for i in range(tree.n):
-        p = sched.procs[i][0]
-        events[p].append((sched.start[i], 1, tree.m[i] + tree.f[i]))
-        events[p].append((sched.end[i], 0, -tree.m[i]))
-        q = tree.parent[i]
-        if q >= 0:
-            events[p].append((sched.end[q], 0, -tree.f[i]))
-    return [float(step_curve(e)[1].max()) if e else 0.0 for e in events]
+    return processor_peaks(tree, sched, spread=False)
 
 
 def run_mapping(tree: Tree, mapping: str = "proportional", P: int = 2,

@@ -36,10 +36,10 @@ from ..errors import BudgetError, TreeError, check_int, check_number
 from .liu import optimal_traversal, subtree_optimal_peaks
 from .postorder import best_postorder
 from .treebase import Tree, check_tree
-from .treesim import TreeSchedule, check_work, simulate
+from .treesim import TreeSchedule, check_work, processor_peaks, simulate
 
 __all__ = ["all_to_all", "proportional", "memory_aware", "sequential_minimum",
-           "tradeoff_points", "pareto_front", "subtree_work", "split_range"]
+           "tradeoff_points", "pareto_front", "subtree_work", "split_range", "processor_peaks"]
 
 
 def subtree_work(tree: Tree, w: Sequence[float]) -> list[float]:

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import TreeError
 from .subsets import ExactResult, min_peak_search
 
-__all__ = ["TaskGraph", "peak", "memory_profile", "check_order", "min_peak_order",
+__all__ = ["TaskGraph", "peak", "memory_profile", "check_order", "min_peak_order", "width",
            "ExactResult", "sequential_example", "EXAMPLE_ORDERS", "random_taskgraph", "MAX_EXACT_TASKS"]
 
 #: default limit on the number of tasks for :func:`min_peak_order`
@@ -251,6 +251,34 @@ def topological_orders(graph: TaskGraph, max_tasks: int = 12) -> Iterator[list[T
                 done.discard(t)
 
     yield from extend()
+
+
+def width(graph: TaskGraph) -> int:
+    """The most tasks that can run at the same time: the largest set of tasks of which no
+    one depends on another (an antichain), so more processors than this never help.
+
+    By Dilworth's theorem it is the number of tasks minus a maximum matching between
+    "u reaches v" pairs (Fulkerson's reduction), found with augmenting paths."""
+    if not isinstance(graph, TaskGraph):
+        raise TreeError(f"width: graph must be a TaskGraph, got {graph!r:.60}")
+    topo = graph.topological_order()
+    reach: dict[Task, set[Task]] = {}
+    for t in reversed(topo):
+        reach[t] = set()
+        for v in graph.succ[t]:
+            reach[t] |= {v} | reach[v]
+    match: dict[Task, Task] = {}  # v -> the u it is matched to
+
+    def augment(u: Task, seen: set[Task]) -> bool:
+        for v in reach[u]:
+            if v not in seen:
+                seen.add(v)
+                if v not in match or augment(match[v], seen):
+                    match[v] = u
+                    return True
+        return False
+
+    return len(topo) - sum(augment(u, set()) for u in topo)
 
 
 def memory_profile(graph: TaskGraph, order: Sequence[Task]) -> tuple[np.ndarray, np.ndarray]:

@@ -117,14 +117,18 @@ class Tree:
                 size[p] += size[i]
         return size
 
-    def depth(self) -> int:
-        """Number of nodes on the longest root-to-leaf path."""
-        d = [1] * self.n
+    def depths(self) -> list[int]:
+        """Each node's number of edges to the root (the root's is 0)."""
+        d = [0] * self.n
         for i in self.bfs:
             p = self.parent[i]
             if p >= 0:
                 d[i] = d[p] + 1
-        return max(d)
+        return d
+
+    def depth(self) -> int:
+        """Number of nodes on the longest root-to-leaf path."""
+        return max(self.depths()) + 1
 
     def reversed_order(self, order: Sequence[int]) -> list[int]:
         """The reverse of ``order``: a schedule of the out-tree (seed 002, "From in-trees to out-trees")."""

@@ -29,7 +29,7 @@ from ..errors import TreeError, check_numbers
 from .listsched import run_list
 from .treebase import Tree, check_tree
 
-__all__ = ["TreeSchedule", "simulate", "check_work"]
+__all__ = ["TreeSchedule", "simulate", "check_work", "processor_peaks"]
 
 
 @dataclass
@@ -96,3 +96,34 @@ def simulate(tree: Tree, w: Sequence[float] | None, P: int, procs: Sequence[tupl
     times, memory = step_curve(events)
     return TreeSchedule(start, end, [tuple(p) for p in procs], max(end), times,
                         memory, float(memory.max()), int(P), label)
+
+
+def processor_peaks(tree: Tree, sched: TreeSchedule, spread: bool = True) -> list[float]:
+    """Each processor's own peak memory in a schedule ``sched`` of ``tree``.
+
+    ``spread=True`` (node parallelism with distributed data, as in a parallel multifrontal solver):
+    a node on ``p`` processors puts ``(m + f) / p`` on each of them. ``spread=False``: all of it on
+    the first processor of its range (where a Dask run puts the task). Either way ``m + f`` is held
+    from the node's start, ``m`` until its end, ``f`` until its parent's end. The largest entry is
+    the M_max(P) of seed 002's "Proportional mapping": memory scales perfectly when
+    P * M_max(P) equals the sequential peak, and badly when it is much larger.
+    """
+    check_tree(tree, "processor_peaks: tree")
+    if not isinstance(sched, TreeSchedule) or len(sched.start) != tree.n:
+        raise TreeError(f"processor_peaks: sched must be the TreeSchedule of a mapping of this "
+                        f"tree (ml.mapping.proportional(tree, w, P)), got {sched!r:.60}")
+    if not isinstance(spread, bool):
+        raise TreeError(f"processor_peaks: spread must be True (data split over a node's "
+                        f"processors) or False (on its first one), got {spread!r:.60}")
+    events: list[list] = [[] for _ in range(sched.P)]
+    for i in range(tree.n):
+        lo, hi = sched.procs[i]
+        procs = range(lo, hi) if spread else range(lo, lo + 1)
+        share = 1.0 / len(procs)
+        q = tree.parent[i]
+        for p in procs:
+            events[p].append((sched.start[i], 1, (tree.m[i] + tree.f[i]) * share))
+            events[p].append((sched.end[i], 0, -tree.m[i] * share))
+            if q >= 0:
+                events[p].append((sched.end[q], 0, -tree.f[i] * share))
+    return [float(step_curve(e)[1].max()) if e else 0.0 for e in events]

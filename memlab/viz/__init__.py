@@ -14,9 +14,11 @@ from .stepper import Frame, Stepper
 
 __all__ = ["PALETTE", "color", "to_svg", "setup", "draw_graph", "memory_plot", "gantt",
            "Frame", "Stepper"]
-from .trees import draw_tree, draw_taskgraph, traversal_bars, traversal_frames, side_by_side, tree_gantt  # noqa: E402
+from .trees import (fronts_by_depth, draw_tree, draw_taskgraph, traversal_bars,  # noqa: E402
+                    traversal_frames, side_by_side, tree_gantt)
 
-__all__ += ["draw_tree", "draw_taskgraph", "traversal_bars", "traversal_frames", "side_by_side", "tree_gantt"]
+__all__ += ["fronts_by_depth", "draw_tree", "draw_taskgraph", "traversal_bars", "traversal_frames",
+            "side_by_side", "tree_gantt"]
 from . import training  # noqa: E402,F401  (p.28 mirrored plans, p.35-36 tables)
 from .scheduling import (taskgraph_stepper, tree_stepper, formula_frames,  # noqa: E402
                          counterexample_explorer, svg_gantt, mapping_frames, mapping_explorer,

@@ -30,8 +30,8 @@ from .palette import color
 from .render import to_svg
 from .stepper import Frame
 
-__all__ = ["draw_tree", "draw_taskgraph", "traversal_bars", "side_by_side", "tree_gantt",
-           "traversal_frames", "DONE", "HELD", "RUNNING"]
+__all__ = ["fronts_by_depth", "draw_tree", "draw_taskgraph", "traversal_bars", "side_by_side",
+           "tree_gantt", "traversal_frames", "DONE", "HELD", "RUNNING"]
 
 #: fill of a node whose output has been consumed (its memory is free again)
 DONE = "#d9d9d9"
@@ -48,6 +48,15 @@ def _fmt(x: float) -> str:
 def _digraph(rankdir: str, title: str | None, size: str | None) -> graphviz.Digraph:
     return digraph(rankdir, title, size, graph={"nodesep": "0.2"}, node={"fontsize": "10", "shape": "box",
                    "margin": "0.05,0.02"}, title_size="12")
+
+
+def fronts_by_depth(tree: Any) -> dict[int, list[float]]:
+    """The execution data m (the fronts, for an assembly tree) of the nodes at each depth,
+    root (0) first: lesson 12's table of how fronts grow from the leaves up."""
+    level: dict[int, list[float]] = {}
+    for i, d in enumerate(tree.depths()):
+        level.setdefault(d, []).append(tree.m[i])
+    return dict(sorted(level.items()))
 
 
 def draw_tree(tree: Any, names: Sequence[str] | Mapping[int, str] | None = None,

@@ -1,6 +1,7 @@
 """Parallel tree mappings and the event simulator (seed 002, parallel traversals)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +11,7 @@ from memlab.scheduling.mapping import (all_to_all, memory_aware, proportional, s
                             split_range, subtree_work, tradeoff_points)
 from memlab.scheduling.treegen import random_tree
 from memlab.scheduling.trees import Tree, best_postorder, optimal_traversal, peak
-from memlab.scheduling.treesim import simulate
+from memlab.scheduling.treesim import processor_peaks, simulate
 
 from strategies import trees_data
 
@@ -173,3 +174,45 @@ def test_pareto_front_is_the_set_of_undominated_points(points):
     assert {points[k] for k in front} == undominated
     assert len(front) == len(undominated)  # one index per distinct undominated point
     assert [points[k][0] for k in front] == sorted(points[k][0] for k in front)
+
+
+def _held_at(tree, sched, t, procs):
+    """Independent recount: what the processors ``procs`` hold just after instant ``t`` (frees at t
+    done, allocations at t made), each node's data split evenly over its range."""
+    held = 0.0
+    for i in range(tree.n):
+        lo, hi = sched.procs[i]
+        share = len(set(range(lo, hi)) & set(procs)) / (hi - lo)
+        q = tree.parent[i]
+        if sched.start[i] <= t < sched.end[i]:
+            held += share * (tree.m[i] + tree.f[i])
+        elif sched.end[i] <= t and (q < 0 or t < sched.end[q]):
+            held += share * tree.f[i]
+    return held
+
+
+@pytest.mark.parametrize("mapping", [all_to_all, proportional, memory_aware],
+                         ids=["all_to_all", "proportional", "memory_aware"])
+def test_processor_peaks_against_a_recount_at_every_event(mapping):
+    tree = random_tree(15, "recursive", seed=10, f_range=(1, 9), m_range=(1, 5))
+    w = [float(x) for x in np.random.default_rng(10).integers(1, 10, tree.n)]
+    sched = mapping(tree, w, 4, alpha=0.5)
+    instants = sorted(set(sched.start) | set(sched.end))
+    peaks = processor_peaks(tree, sched)
+    for p in range(4):
+        assert peaks[p] == pytest.approx(max(_held_at(tree, sched, t, [p]) for t in instants))
+    # all processors together hold the shared memory of the simulator
+    assert max(_held_at(tree, sched, t, range(4)) for t in instants) == pytest.approx(sched.peak)
+
+
+def test_all_to_all_scales_memory_perfectly_and_proportional_does_not():
+    """Seed 002: all-to-all has "optimal memory scalability", P * M_max(P) = M_seq; proportional
+    mapping's P * M_max(P) can be far above it."""
+    tree = random_tree(15, "recursive", seed=10, f_range=(1, 9), m_range=(1, 5))
+    w = [float(x) for x in np.random.default_rng(10).integers(1, 10, tree.n)]
+    seq = best_postorder(tree)[1]
+    for P in (1, 2, 4, 8):
+        assert P * max(processor_peaks(tree, all_to_all(tree, w, P))) == pytest.approx(seq)
+    assert 4 * max(processor_peaks(tree, proportional(tree, w, 4))) > 2 * seq
+    with pytest.raises(MemlabError, match="spread"):
+        processor_peaks(tree, proportional(tree, w, 2), spread="yes")

@@ -181,3 +181,33 @@ def test_topological_orders_limit():
     from memlab.scheduling.taskgraph import random_taskgraph, topological_orders
     with pytest.raises(TreeError, match="too many"):
         next(topological_orders(random_taskgraph(13, seed=0)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(dags_data(max_tasks=7))
+def test_width_is_the_largest_antichain(data):
+    """Dilworth's matching against brute force over every set of tasks."""
+    import itertools
+
+    from memlab.scheduling.taskgraph import width
+    names, edges, _, _ = data
+    g = build(data)
+    succ = {t: {v for u, v, _ in edges if u == t} for t in names}
+
+    def reaches(u, v):
+        todo, seen = [u], set()
+        while todo:
+            x = todo.pop()
+            for y in succ[x] - seen:
+                seen.add(y)
+                todo.append(y)
+        return v in seen
+
+    best = max(k for k in range(len(names) + 1) for s in itertools.combinations(names, k)
+               if not any(reaches(a, b) or reaches(b, a) for a, b in itertools.combinations(s, 2)))
+    assert width(g) == best
+
+
+def test_width_of_the_slides_example_is_two():
+    from memlab.scheduling.taskgraph import width
+    assert width(sequential_example()) == 2          # A or C beside B; nothing else is independent

@@ -51,3 +51,19 @@ def test_traversal_frames_step_through_a_profile():
         assert frames[i].caption.split(":")[1].strip().split(",")[0] in s.shown_html()
         shown.add(s.shown_html())
     assert len(shown) == len(frames)
+
+
+def test_fronts_by_depth_groups_m_by_the_distance_to_the_root():
+    t = ml.Tree([-1, 0, 0, 1, 3], f=[0, 1, 1, 1, 1], m=[5, 4, 3, 2, 1])
+    assert t.depths() == [0, 1, 1, 2, 3] and t.depth() == 4
+    assert viz.fronts_by_depth(t) == {0: [5], 1: [4, 3], 2: [2], 3: [1]}
+
+
+def test_assembly_fronts_grow_from_the_leaves_and_peak_under_the_root():
+    """Lesson 12's claim on the 7 x 7 nested-dissection tree: the mean front grows level by level
+    from the leaves up to depth 1, and the root's front (the last separator alone) is smaller."""
+    from memlab.scheduling.assembly import grid_assembly_tree
+    level = viz.fronts_by_depth(grid_assembly_tree((7, 7), "nd"))
+    means = [sum(ms) / len(ms) for _, ms in sorted(level.items())]
+    assert all(a > b for a, b in zip(means[1:], means[2:]))
+    assert means[0] < max(level[1])
