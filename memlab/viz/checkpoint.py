@@ -142,6 +142,7 @@ def schedule_diagram(schedule, ax=None, title: str | None = None) -> Figure:
             ax.plot([t, t + 1], [a.i + 0.5, a.i - 0.5 + 0.5], color=Y_COLOR, lw=3)
     ax.set_xlabel("time (actions)")
     ax.set_ylabel("step i")
+    _integer_ticks(ax)
     if title is None:
         title = f"{schedule.name}: peak {schedule.peak}, {schedule.recomputations} recomputations"
     return finish(fig, ax, title)
@@ -177,21 +178,38 @@ def level_diagram(schedule, write: Sequence[float], read: Sequence[float],
             ax.plot([t], [e.i], "^" if e.kind == "write" else "v", ms=7,
                     color=LEVEL_COLORS[e.level % len(LEVEL_COLORS)])
             t += cost
-    ax.set_xlabel("time")
+    n_back = sum(e.kind == "B" for e in schedule.events)
+    ax.set_xlabel(f"time (the {n_back} backward steps, the same in every schedule, "
+                  "are drawn 0.5 wide and not counted)")
     ax.set_ylabel("step i")
-    return finish(fig, ax, title or f"time {schedule.time:g}: {schedule.forwards} forward steps, "
-                                    f"{schedule.writes} writes, {schedule.reads} reads")
+    _integer_ticks(ax)
+    return finish(fig, ax, title or f"time {schedule.time:g} = {schedule.forwards} forward steps "
+                                    f"+ {schedule.writes} writes + {schedule.reads} reads (costs)")
+
+
+def _integer_ticks(*axes) -> None:
+    """Steps and indices are whole numbers: no tick at 2.5."""
+    from matplotlib.ticker import MaxNLocator
+    for ax in axes:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def chain_profile(chain) -> Figure:
-    """A heterogeneous chain's parameters: value sizes x_i and forward costs wf_i per step."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(6.4, 2.2))
+    """A heterogeneous chain's parameters: value sizes x_i, and the costs wf_i of F_i and wb_i of
+    B_i side by side per step."""
+    from matplotlib.ticker import MaxNLocator
+    fig, (a, b) = plt.subplots(1, 2, figsize=(7.2, 2.3))
     a.bar(range(len(chain.sizes)), chain.sizes, color=X_COLOR)
     a.set_xlabel("i")
-    a.set_ylabel("size of x_i")
-    b.bar(range(len(chain.forward_costs)), chain.forward_costs, color="#999999")
+    a.set_ylabel("size of x_i (units)")
+    fwd, bwd = chain.forward_costs, chain.backward_costs
+    b.bar([i - 0.2 for i in range(len(fwd))], fwd, width=0.4, color=X_COLOR, label="F_i (wf)")
+    b.bar([i + 0.2 for i in range(len(bwd))], bwd, width=0.4, color=Y_COLOR, label="B_i (wb)")
     b.set_xlabel("i")
-    b.set_ylabel("cost of F_i")
+    b.set_ylabel("cost (time units)")
+    b.legend(fontsize=7, frameon=False)
+    for ax in (a, b):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     return fig
 
