@@ -102,7 +102,7 @@ def _pr(s: Schedule) -> tuple[int, int]:
 
 def recomputation_curve(l: int, budget: int | None = None, log: bool = True) -> Figure:
     """Recomputations against peak slots for every strategy, the optimum drawn as its floor."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    fig, ax = plt.subplots(figsize=(8.8, 3.4))
     ms = list(range(minimum_budget(l), l + 2))
     opt = [optimal_forwards(l, m) - l for m in ms]
     ax.step(ms, [max(o, 0.5) if log else o for o in opt], where="post", color="#333333", lw=2,
@@ -112,10 +112,18 @@ def recomputation_curve(l: int, budget: int | None = None, log: bool = True) -> 
         groups.setdefault(name.split(" ")[0] if name.split(" ")[0] in ("revolve", "every",
                                                                        "recursive") else name,
                           []).append((p, r))
+    # Revolve's points fall on other strategies' (c = 1 is recompute all): drawn as large hollow
+    # rings under the others, so a point of another strategy stays visible inside a ring
+    labels = {"revolve": "Revolve, c = 1, 2, ... snapshots",
+              "every": "every k: keep x_0, x_k, x_2k, ... (k = 2, l/4, l/2)",
+              "recursive": "recursive (Chen et al.), k = 2, 3"}
     for k, (name, pts) in enumerate(groups.items()):
         pts.sort()
+        ring = name == "revolve"
         ax.plot([p for p, _ in pts], [max(r, 0.5) if log else r for _, r in pts],
-                "o-" if len(pts) > 1 else "o", color=color(k), label=name, ms=5)
+                "o-" if len(pts) > 1 else "o", color=color(k), label=labels.get(name, name),
+                ms=10 if ring else 4.5, mfc="none" if ring else color(k), mew=1.5 if ring else 1,
+                lw=1, zorder=2 if ring else 3)
     if budget is not None:
         ax.axvline(budget, color="#c0392b", ls="--", lw=1)
         best = optimal_forwards(l, budget) - l if budget >= minimum_budget(l) else None
@@ -126,7 +134,8 @@ def recomputation_curve(l: int, budget: int | None = None, log: bool = True) -> 
         ax.set_yscale("log")
     ax.set_xlabel("peak memory (slots)")
     ax.set_ylabel("recomputations" + (" (0 drawn at 0.5)" if log else ""))
-    return finish(fig, ax, None, legend=True)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return finish(fig, ax, None)
 
 
 def schedule_diagram(schedule, ax=None, title: str | None = None) -> Figure:
