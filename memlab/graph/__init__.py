@@ -11,9 +11,9 @@ from .traverse import as_list, topo_order, last_readers, priority_order, consume
 from .scope import Scope, scope
 from .ops import *  # noqa: F401,F403  (add, mul, exp, matmul, pool, ...)
 from .ops import __all__ as _ops_all
-from .autodiff import adjoint_of, gradients, note_rebuilt, rebuilt_from
+from .autodiff import adjoint_of, gradient_origin, gradients, note_rebuilt, rebuilt_from
 
 __all__ = ["Node", "Op", "placeholder", "constant", "as_node", "PLACEHOLDER", "CONSTANT",
            "DEFAULT_DTYPE", "as_list", "topo_order", "last_readers", "priority_order", "Scope", "scope", "consumers", "check_order", "gradients",
-           "adjoint_of", "rebuilt_from", "note_rebuilt",
+           "adjoint_of", "gradient_origin", "rebuilt_from", "note_rebuilt",
            *[n for n in _ops_all if n not in ("Op", "PLACEHOLDER", "CONSTANT")]]
