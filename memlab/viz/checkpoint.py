@@ -188,12 +188,13 @@ def level_diagram(schedule, write: Sequence[float], read: Sequence[float],
                     color=LEVEL_COLORS[e.level % len(LEVEL_COLORS)])
             t += cost
     n_back = sum(e.kind == "B" for e in schedule.events)
-    ax.set_xlabel(f"time (the {n_back} backward steps, the same in every schedule, "
-                  "are drawn 0.5 wide and not counted)")
+    ax.set_xlabel(f"time; the {n_back} backward steps (drawn 0.5 wide) are not in the total",
+                  fontsize=8)
     ax.set_ylabel("step i")
     _integer_ticks(ax)
-    return finish(fig, ax, title or f"time {schedule.time:g} = {schedule.forwards} forward steps "
-                                    f"+ {schedule.writes} writes + {schedule.reads} reads (costs)")
+    return finish(fig, ax, title or f"total time {schedule.time:g}: {schedule.forwards} forward "
+                                    f"steps, {schedule.writes} writes, {schedule.reads} reads, "
+                                    "each at its cost")
 
 
 def _integer_ticks(*axes) -> None:
