@@ -41,3 +41,13 @@ def test_stepper_moves_and_shows_each_caption_headless():
 def test_memory_plot_marks_the_peak():
     svg = viz.to_svg(viz.memory_plot([1, 4, 2]))
     assert "peak 4" in svg
+
+
+def test_show_displays_a_figure_once_and_closes_it(monkeypatch):
+    import matplotlib.pyplot as plt
+    import IPython.display
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    fig, _ = plt.subplots()
+    viz.show(fig)
+    assert shown == [fig] and not plt.fignum_exists(fig.number)
