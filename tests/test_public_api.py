@@ -193,6 +193,12 @@ def _loss():
     return ml.sum(ml.tanh(ml.matmul(x, w)))
 
 
+def _step():
+    """A training step: the loss and its gradient (what the checkpointing rewrites take)."""
+    loss = _loss()
+    return [loss, *ml.gradients(loss, [n for n in ml.topo_order(loss) if n.name == "w"])]
+
+
 def _tree():
     return ml.trees.Tree([-1, 0, 0, 1], [1.0, 2.0, 3.0, 1.0])
 
@@ -345,12 +351,12 @@ CALLS: dict[str, Call] = {
     "ml.checkpoint.disk_curves": Call(lambda: (5, [3, 4], {"disk": 1.0, "none": None})),
     "ml.checkpoint.run_schedule": Call(lambda: (ml.checkpoint.optimal(3, 3),
                                                 ml.checkpoint.mlp_chain(3))),
-    "ml.checkpoint.recompute_graph": Call(lambda: (ls := [_loss()], ml.checkpoint.every_k(ls, 2)),
+    "ml.checkpoint.recompute_graph": Call(lambda: (ls := _step(), ml.checkpoint.every_k(ls, 2)),
                                           {(1, "empty list"): "keep nothing: recompute all"}),
-    "ml.checkpoint.every_k": Call(lambda: ([_loss()], 2)),
-    "ml.checkpoint.sqrt_checkpoints": Call(lambda: ([_loss()],)),
-    "ml.checkpoint.memonger": Call(lambda: ([_loss()], 1000), {(1, "None"): NONE_DEFAULT}),
-    "ml.checkpoint.recursive_checkpoints": Call(lambda: ([_loss()], 2)),
+    "ml.checkpoint.every_k": Call(lambda: (_step(), 2)),
+    "ml.checkpoint.sqrt_checkpoints": Call(lambda: (_step(),)),
+    "ml.checkpoint.memonger": Call(lambda: (_step(), 1000), {(1, "None"): NONE_DEFAULT}),
+    "ml.checkpoint.recursive_checkpoints": Call(lambda: (_step(), 2)),
     "ml.checkpoint.optimal_rematerialization": Call(
         lambda: ([_loss()], 1000.0, None, None, 10.0),
         {(2, "None"): NONE_DEFAULT, (3, "None"): NONE_DEFAULT}),

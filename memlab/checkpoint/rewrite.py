@@ -11,6 +11,16 @@ figure of p.32). The result is an ordinary graph: :func:`memlab.memory.plan_memo
 :func:`memlab.memory.plan_offsets` and the arena :class:`~memlab.execute.Executor` run it unchanged,
 and since every copy runs its op's own numpy code on the same inputs, losses and gradients are
 identical bit for bit.
+
+A dropped **dropout mask** can be recomputed in two ways (``mask=``):
+
+* ``"seed"``: from its seed alone, one random draw (what Megatron-LM's RNG tracker allows: the
+  mask is a function of the seed and the op, so nothing else is rerun);
+* ``"replay"``: by rerunning the dropout itself, so its input is recomputed too. A fused dropout
+  kernel (PyTorch's ``native_dropout``) makes the mask and the output in one pass from the input,
+  and ``torch.utils.checkpoint`` reruns the segment's forward with the saved RNG state: the mask
+  of a dropout after ``fc2`` costs ``fc2``'s matrix product again. The copy of the mask then reads
+  the dropout's input (recomputed when dropped), so the planners hold it until the mask is made.
 """
 from __future__ import annotations
 
@@ -18,13 +28,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..errors import GraphError, PlanError, check_list
+from ..errors import GraphError, PlanError, check_choice, check_list
 from ..graph import Node, Op, adjoint_of, as_list, note_rebuilt, topo_order
 
 
 class Recompute(Op):
     """A copy of forward node ``attrs["of"]``: its op on the first ``attrs["arity"]`` inputs; the
-    remaining inputs are control dependencies, read for ordering only (p.32)."""
+    remaining inputs are read for ordering and lifetime only: control dependencies (p.32), and a
+    replayed dropout mask's input (``mask="replay"``)."""
 
     name = "recompute"
 
@@ -38,6 +49,10 @@ class Recompute(Op):
     def inplace(self, node: Node) -> tuple[int, ...]:
         original = node.attrs["of"]
         return original.op.inplace(original)
+
+    def workspace(self, node: Node) -> int:
+        original = node.attrs["of"]
+        return original.op.workspace(original)
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         raise NotImplementedError("a recomputed copy is not differentiated again")
@@ -72,8 +87,19 @@ def _check_keep(outputs: Sequence[Node], keep: Iterable[Node]) -> set[Node]:
     return keep
 
 
-def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Iterable[Node]]
-                    ) -> list[Node]:
+#: how a dropped dropout mask is recomputed (module docstring)
+MASK_MODES = ("seed", "replay")
+
+
+def _dropout_inputs(forward: Sequence[Node]) -> dict[Node, Node]:
+    """Each dropout mask of the forward pass -> the input of the dropout that applies it (an op
+    named ``"dropout"`` reading ``(x, mask)``: :func:`memlab.graph.dropout`, the shape-only one)."""
+    return {n.inputs[1]: n.inputs[0] for n in forward
+            if n.op.name == "dropout" and len(n.inputs) == 2}
+
+
+def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Iterable[Node]],
+                    mask: str = "seed") -> list[Node]:
     """The training graph with every forward value not in ``keep`` recomputed in the backward pass.
 
     ``outputs`` is ``[loss, *gradients]``; the result has the same order. Graph outputs among the
@@ -81,11 +107,21 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
     al.'s recursion (p.34). ``K1`` is kept from the forward pass; the values of ``K2`` are
     recomputed once per group of ``K1`` and held as inner checkpoints, from which the rest of a
     group is recomputed again, group by group; and so on for further levels.
+
+    ``mask``: how a dropped dropout mask is recomputed, ``"seed"`` (from its seed alone) or
+    ``"replay"`` (by rerunning the dropout, its input recomputed too); see the module docstring.
+    Either way the mask's values are the same, drawn from the same seed.
     """
     outputs = training_outputs(outputs, "recompute_graph")
+    check_choice(mask, "recompute_graph: mask", MASK_MODES, PlanError)
     levels = _levels(outputs, keep)
     forward = forward_nodes(outputs)
     is_forward = set(forward)
+    if all(n in is_forward for n in topo_order(outputs) if n.op.computes):
+        raise PlanError(f"recompute_graph: outputs hold no backward pass (loss "
+                        f"{outputs[0].name!r} and no gradient of it): pass [loss, *gradients], "
+                        f"as ml.gradients builds them")
+    replay = _dropout_inputs(forward) if mask == "replay" else {}
     top = levels[0] | set(outputs)
     # the level at which each dropped value is recomputed: its first inner set, else the deepest
     level = {n: next((k for k in range(1, len(levels)) if n in levels[k]), len(levels))
@@ -97,20 +133,24 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
     def at(x: Node, k: int) -> int:  # a value read by a level-k copy comes from level min(k, its own)
         return min(k, level[x])
 
+    def reads(node: Node) -> list[Node]:  # a replayed mask also reads its dropout's input
+        return node.inputs + [replay[node]] if node in replay else node.inputs
+
     def copy_of(d: Node, k: int) -> Node:
         stack = [(d, k)]
         while stack:  # iteratively: deep chains must not hit the recursion limit
             node, lv = stack[-1]
-            missing = [(x, at(x, lv)) for x in node.inputs if x in level and (x, at(x, lv)) not in copies]
+            missing = [(x, at(x, lv)) for x in reads(node)
+                       if x in level and (x, at(x, lv)) not in copies]
             if missing:
                 stack.extend(missing)
                 continue
             stack.pop()
             if (node, lv) in copies:
                 continue
-            ins = [copies[x, at(x, lv)] if x in level else x for x in node.inputs]
+            ins = [copies[x, at(x, lv)] if x in level else x for x in reads(node)]
             copies[node, lv] = Node(RECOMPUTE, ins, name=f"{node.name}" + "'" * lv,
-                                    attrs={"of": node, "arity": len(ins)})
+                                    attrs={"of": node, "arity": len(node.inputs)})
         return copies[d, k]
 
     rebuilt: dict[Node, Node] = {}

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import PlanError
-from ..graph import Node, as_list
+from ..graph import Node, as_list, workspace_of
 from ..memory.liveness import kept_liveness
 from ..memory.plan import Plan, check_is_plan
 from .runner import Runner
@@ -42,6 +42,13 @@ def check_placement(outputs: Sequence[Node], plan: Plan) -> None:
             if o < 0 or o % n.dtype.itemsize or o + n.nbytes > total:
                 raise PlanError(f"node {n.name!r} cannot be placed at offset {o} "
                                 f"of an arena of {total} bytes")
+            w = workspace_of(n)
+            if w:
+                o = (getattr(plan, "workspace_offset", None) or {}).get(n)
+                if o is None or o < 0 or o + w > total:
+                    raise PlanError(f"node {n.name!r} needs a workspace of {w} bytes, which the "
+                                    f"plan does not place inside its arena of {total} bytes: "
+                                    f"plan again after setting workspaces")
 
 
 class ArenaRunner(Runner):

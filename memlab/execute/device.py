@@ -110,6 +110,11 @@ class DeviceNaiveRunner(OnDevice, NaiveRunner):
         self._held += size
         return device_empty(node.shape, node.dtype), size
 
+    def workspace(self, node: Node, nbytes: int) -> tuple[Any, int]:
+        size = device_footprint(nbytes)
+        self._held += size
+        return device_empty((nbytes,), np.uint8), size
+
 
 def device_runner(outputs: Sequence[Node], order: Sequence[Node], plan: Plan | None,
                   memory: str) -> Runner:

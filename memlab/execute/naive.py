@@ -26,5 +26,12 @@ class NaiveRunner(Runner):
     def release(self, node: Node, value: Any) -> None:
         self._kept.append(value)  # the naive executor frees nothing before the end of the run
 
+    def workspace(self, node: Node, nbytes: int) -> tuple[np.ndarray, int]:
+        self._held += nbytes      # a fresh array too, kept to the end like every other
+        return np.empty(nbytes, np.uint8), nbytes
+
+    def release_workspace(self, node: Node, scratch: Any) -> None:
+        self._kept.append(scratch)
+
     def held_bytes(self) -> int:
         return self._held

@@ -34,5 +34,13 @@ class PoolRunner(Runner):
     def release(self, node: Node, value: Any) -> None:
         self.pool.free(self._blocks.pop(node))
 
+    def workspace(self, node: Node, nbytes: int) -> tuple[Block, int]:
+        before = self.pool.stats.bytes_reserved
+        block = self.pool.allocate(nbytes, f"{node.name}.workspace")
+        return block, self.pool.stats.bytes_reserved - before
+
+    def release_workspace(self, node: Node, scratch: Block) -> None:
+        self.pool.free(scratch)
+
     def held_bytes(self) -> int:
         return self.pool.stats.bytes_reserved

@@ -10,9 +10,14 @@ reads. What "get memory" and "release" mean is the runner's business (MiniTorch'
 * :class:`~memlab.execute.arena.ArenaRunner` -- views into one arena laid out by a static plan
   (p.17-22).
 
+An op with a **workspace** (:mod:`memlab.graph.workspace`) gets it before it computes and gives it
+back right after (:meth:`Runner.workspace`, :meth:`Runner.release_workspace`), before its dying
+inputs; numpy needs no scratch, so the memory is obtained and counted, not written.
+
 A runner reports :class:`RunStats` with one meaning everywhere: ``allocated_bytes`` is the memory
-the run obtained for intermediate values (fresh arrays, new pool blocks, or the arena),
-``peak_bytes`` the most bytes of such memory held at once, ``trace`` one :class:`Step` per op.
+the run obtained for intermediate values and workspaces (fresh arrays, new pool blocks, or the
+arena), ``peak_bytes`` the most bytes of such memory held at once (while an op runs, or after),
+``trace`` one :class:`Step` per op.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..graph import CONSTANT, PLACEHOLDER, Node, as_list, check_order, topo_order
+from ..graph import CONSTANT, PLACEHOLDER, Node, as_list, check_order, topo_order, workspace_of
 from ..memory.liveness import Liveness, reference_counts
 from .compute import check_feed, compute_node
 
@@ -77,6 +82,14 @@ class Runner:
     def release(self, node: Node, value: Any) -> None:
         """``node``'s value is read by no later op (its reference count reached 0)."""
 
+    def workspace(self, node: Node, nbytes: int) -> tuple[Any, int]:
+        """Scratch memory of ``nbytes`` for ``node``'s op while it runs, and how many bytes were
+        newly obtained for it (default: none, as for a runner whose plan placed it)."""
+        return None, 0
+
+    def release_workspace(self, node: Node, scratch: Any) -> None:
+        """``node``'s op has run: its workspace may be reused."""
+
     def held_bytes(self) -> int:
         """Bytes of intermediate memory held right now."""
         raise NotImplementedError
@@ -107,8 +120,14 @@ class Runner:
             if node.op is PLACEHOLDER:
                 continue
             out, new = self.allocate(node)
+            w = workspace_of(node)
+            scratch, extra = self.workspace(node, w) if w else (None, 0)
             self.compute(node, [values[x] for x in node.inputs], out)
             values[node] = out
+            new += extra
+            if w:
+                stats.peak_bytes = max(stats.peak_bytes, self.held_bytes())
+                self.release_workspace(node, scratch)
             for x in dict.fromkeys(node.inputs):
                 refs[x] -= 1
                 if refs[x] == 0 and x.op.computes and x not in keep:

@@ -128,3 +128,32 @@ def _accumulate(parts: list[Node], fused: bool) -> Node:
     for p in parts[1:]:
         g = accumulate(g, p) if fused else add(g, p)
     return g
+
+
+def saved_for_backward(node: Node) -> list[Node]:
+    """The forward values ``node``'s gradient reads besides the incoming gradient: what an autograd
+    engine must save for it (PyTorch's ``saved_tensors``), read off the gradient graph the op
+    builds. ``node`` itself when the gradient reads the output (relu, sigmoid, tanh, exp, softmax),
+    some of its inputs otherwise (matmul, mul, log, gelu; dropout's mask), none for add or sum.
+    Given values (placeholders, constants) are included: they are what the op reads, though a
+    planner does not count them."""
+    if not isinstance(node, Node) or node.is_leaf:
+        raise GraphError(f"saved_for_backward: node must be a computed Node, got {node!r:.60}")
+    g = full(node.shape, 1.0, node.dtype, name=f"d{node.name}")
+    grads = node.op.gradient(node, g)
+    fresh = g.id                      # every node the gradient built comes after g
+    saved: dict[Node, None] = {}
+    stack = [x for x in grads if x is not None]
+    seen: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n.id < fresh:
+            if n is node or n in node.inputs:
+                saved[n] = None
+            continue
+        stack.extend(n.inputs)
+    order = [node, *node.inputs]
+    return sorted(saved, key=lambda n: next(i for i, m in enumerate(order) if m is n))

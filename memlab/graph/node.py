@@ -49,6 +49,12 @@ class Op:
 
     accumulates = False  # True when add_into is implemented
 
+    def workspace(self, node: Node) -> int:
+        """Bytes of scratch memory the op holds while it runs, and only then (cuDNN's and cuBLAS's
+        ``workSpace``; :mod:`memlab.graph.workspace`): ``node.attrs["workspace"]``, default 0.
+        Planners and executors count it alive during this op's step alone."""
+        return node.attrs.get("workspace", 0)
+
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         """Gradient nodes for each input, given the gradient ``grad`` of ``node``.
 

@@ -6,7 +6,9 @@ lifetime from the graph and the order with its own code, and checks that no
 two values alive at the same step overlap in the arena. The one exception
 is the in-place pair of p.19-20: an op may write its output exactly over an
 input it is allowed to overwrite (``node.op.inplace(node)``), when that op
-is the input's last consumer. The tests use it; the planners do not.
+is the input's last consumer. An op's workspace (``op.workspace(node)`` bytes, read from the op,
+not from the plan) must have a place (``plan.workspace_offset``) overlapping no value alive at
+the op's step, the op's inputs and output among them. The tests use it; the planners do not.
 """
 from __future__ import annotations
 
@@ -50,6 +52,18 @@ def check_plan(plan: Plan) -> None:
     sbytes = plan.storage_bytes if isinstance(plan, TagPlan) else None
     born, dies = _own_lifetimes(order, outputs)
     size = {n: math.prod(n.shape) * n.dtype.itemsize for n in born}
+    work = {n: int(n.op.workspace(n)) for n in born}
+    work_at = dict(getattr(plan, "workspace_offset", None) or {})
+    for n, w in work.items():
+        if w <= 0:
+            continue
+        if n not in work_at:
+            raise PlanError(f"node {n.name!r} needs a workspace of {w} bytes while it runs, and "
+                            f"the plan gives it no place")
+        o = work_at[n]
+        if o < 0 or o + w > total:
+            raise PlanError(f"the workspace of node {n.name!r} ({w} bytes at offset {o}) does "
+                            f"not fit the arena of {total} bytes")
     for n in born:
         if n not in offset:
             raise PlanError(f"node {n.name!r} has no place in the plan")
@@ -81,12 +95,29 @@ def check_plan(plan: Plan) -> None:
                         f"nodes {x.name!r} and {n.name!r} are alive together at step {i} "
                         f"({n.name!r} is computed while {x.name!r} is needed until step {dies[x]}) "
                         f"and overlap in memory: [{alive[j][0]}, {alive[j][1]}) and [{lo}, {hi})")
+        if n in born and work[n] > 0:
+            _check_workspace(n, i, work_at[n], work[n], alive, offset, size)
         for x in dying.pop(i, ()):
             if x is not n:
                 k = bisect_left(alive, (offset[x], offset[x] + size[x], born[x]))
                 del alive[k]
         if n in born and dies[n] > i:
             insort(alive, (offset[n], offset[n] + size[n], born[n], n))
+
+
+def _check_workspace(n: Node, step: int, lo: int, w: int, alive: list, offset: dict[Node, int],
+                     size: dict[Node, int]) -> None:
+    """The workspace ``[lo, lo + w)`` of op ``n`` overlaps neither ``n``'s output nor a value
+    alive at its step (``alive``: sorted by offset, inputs dying here still in it)."""
+    hi = lo + w
+    if offset[n] < hi and lo < offset[n] + size[n]:
+        raise PlanError(f"the workspace of node {n.name!r} [{lo}, {hi}) overlaps its own output "
+                        f"[{offset[n]}, {offset[n] + size[n]})")
+    j = bisect_left(alive, (hi, -1))
+    if j > 0 and alive[j - 1][1] > lo:
+        x = alive[j - 1]
+        raise PlanError(f"the workspace of node {n.name!r} [{lo}, {hi}) overlaps {x[3].name!r}, "
+                        f"alive at step {step}: [{x[0]}, {x[1]})")
 
 
 def _inplace_ok(node: Node, x: Node, step: int, offset: dict[Node, int],

@@ -3,7 +3,8 @@
 Written once, used by every planner and runner: the bytes of each computed value, its
 **reference count** (how many distinct consumers have yet to run, p.22's initial state) and its
 **lifetime** (from the step that computes it to the step of its last consumer; graph outputs live
-to the end). An op may write its output over an input it is allowed to overwrite when it is that
+to the end). An op's **workspace** (:mod:`memlab.graph.workspace`: scratch such as cuDNN's) is
+alive during its own step only. An op may write its output over an input it is allowed to overwrite when it is that
 input's last consumer (**in-place**, p.19-20); chains of such pairs can share one block.
 The independent verifier :mod:`memlab.memory.checkplan` deliberately does not use this module.
 """
@@ -15,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import PlanError
-from ..graph import Node, as_list, last_readers
+from ..graph import Node, as_list, last_readers, workspace_of
 
 
 class Liveness:
@@ -44,6 +45,12 @@ class Liveness:
         when first asked and shared by the plan (``initial_refcount``) and its runner."""
         return reference_counts(self.order)
 
+    @cached_property
+    def workspaces(self) -> dict[Node, int]:
+        """Bytes of workspace of every op that has one (:meth:`memlab.graph.Op.workspace`), in
+        order: alive during that op's step only."""
+        return {n: w for n in self.order if n.op.computes and (w := workspace_of(n)) > 0}
+
     def lifetimes(self) -> dict[Node, tuple[int, int]]:
         """``(first, last)`` step of each computed value (see :func:`lifetimes`)."""
         step = {n: i for i, n in enumerate(self.order)}
@@ -52,11 +59,17 @@ class Liveness:
 
     def live_bytes(self) -> np.ndarray:
         """Bytes alive at each step ``0 .. len(order)`` (the last entry: the outputs kept to the
-        end); its maximum is the order's **peak memory** (seed 002, "Sequential problem")."""
+        end), workspaces included at their op's step; its maximum is the order's **peak memory**
+        (seed 002, "Sequential problem")."""
         life = self.lifetimes()
         sizes = self.sizes
-        return live_curve([a for a, _ in life.values()], [b for _, b in life.values()],
-                          list(sizes.values()), len(self.order) + 1)
+        curve = live_curve([a for a, _ in life.values()], [b for _, b in life.values()],
+                           list(sizes.values()), len(self.order) + 1)
+        if self.workspaces:
+            step = {n: i for i, n in enumerate(self.order)}
+            for n, w in self.workspaces.items():
+                curve[step[n]] += w
+        return curve
 
     def peak(self) -> int:
         """The most bytes alive at any step of the order (no in-place sharing counted)."""

@@ -12,7 +12,9 @@ step of the order: no plan for that order can use less.
 A value is alive from the step that computes it to the step of its last
 consumer (graph outputs: to the end). Two values alive at the same step
 must not overlap, except an in-place pair: an input whose last consumer
-is the op may share exactly its memory with the op's output (p.20).
+is the op may share exactly its memory with the op's output (p.20). An op's
+workspace (:mod:`memlab.graph.workspace`) is a block of its own, alive at
+the op's step only: it overlaps none of the op's inputs nor its output.
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ class OffsetPlan:
     nodes sharing one offset); ``offset[node]`` is aligned to ``alignment`` bytes (64 unless
     the planner was asked for more, e.g. 256 for a GPU). ``liveness`` is the
     :class:`~memlab.memory.liveness.Liveness` the plan was made from (as in ``MemoryPlan``).
+    ``workspace_offset[node]``: where the workspace of op ``node`` lies while it runs (ops with a
+    workspace only).
     """
 
     outputs: list[Node]
@@ -49,6 +53,7 @@ class OffsetPlan:
     clusters: list[list[Node]] = field(default_factory=list)
     alignment: int = ALIGN
     liveness: Liveness | None = field(default=None, repr=False, compare=False)
+    workspace_offset: dict[Node, int] = field(default_factory=dict)
     kind = "offsets"
 
     def __repr__(self) -> str:
@@ -83,12 +88,20 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | str | N
     first = [life[c[0]][0] for c in clusters]
     last = [life[c[-1]][1] for c in clusters]
     size = [align(max(sizes[v] for v in c), alignment) for c in clusters]
-    if method == "scan" or (method == "auto" and len(clusters) > SCAN_ABOVE):
+    work = liveness.workspaces                  # one block per workspace, alive at its step
+    if work:
+        step = {n: i for i, n in enumerate(order)}
+        first += [step[n] for n in work]
+        last += [step[n] for n in work]
+        size += [align(w, alignment) for w in work.values()]
+    if method == "scan" or (method == "auto" and len(size) > SCAN_ABOVE):
         off, total = _scan(first, last, size)
     else:
         off, total = _greedy_by_size(first, last, size)
     offset = {v: int(off[k]) for k, c in enumerate(clusters) for v in c}
-    return OffsetPlan(outs, order, offset, total, inplace, clusters, alignment, liveness)
+    workspace = {n: int(off[len(clusters) + k]) for k, n in enumerate(work)}
+    return OffsetPlan(outs, order, offset, total, inplace, clusters, alignment, liveness,
+                      workspace)
 
 
 def _greedy_by_size(first: list[int], last: list[int], size: list[int]) -> tuple[list[int], int]:
@@ -168,7 +181,7 @@ def _scan(first: list[int], last: list[int], size: list[int]) -> tuple[list[int]
 def live_bytes_lower_bound(plan: Plan) -> int:
     """The most bytes alive at any step of ``plan.order`` (a lower bound on ``plan.total_bytes``).
 
-    At each step it sums the computed values alive there; when the plan
+    At each step it sums the computed values alive there, and the op's workspace; when the plan
     allows in-place (``plan.inplace``), an input that dies at the step and
     that the op may overwrite is counted once with the op's output, since
     they may share memory (p.20). Placeholders and constants are not counted.
@@ -206,10 +219,16 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
     clusters = inplace_clusters(liveness, inplace)
     span = [(life[c[0]][0], life[c[-1]][1]) for c in clusters]
     need = [max(sizes[v] for v in c) for c in clusters]
+    work = liveness.workspaces              # a workspace: a tag's user at its op's step only
+    step = {n: i for i, n in enumerate(order)} if work else {}
+    span += [(step[n], step[n]) for n in work]
+    need += list(work.values())
+    users = clusters + [[n] for n in work]
+    wstorage: dict[Node, int] = {}
     busy: list[list[tuple[int, int]]] = []  # per tag: sorted, disjoint (first, last) intervals
     storage: dict[Node, int] = {}
     sbytes: dict[int, int] = {}
-    for k in sorted(range(len(clusters)), key=lambda k: (-need[k], span[k][0], k)):
+    for k in sorted(range(len(users)), key=lambda k: (-need[k], span[k][0], k)):
         a, b = span[k]
         for sid, intervals in enumerate(busy):
             j = bisect_left(intervals, (a, b))
@@ -220,8 +239,9 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
             sid = len(busy)
             busy.append([(a, b)])
             sbytes[sid] = need[k]
-        for v in clusters[k]:
-            storage[v] = sid
+        for v in users[k]:
+            (storage if k < len(clusters) else wstorage)[v] = sid
     pairs = [(c[i], c[i + 1]) for c in clusters for i in range(len(c) - 1)]
     return MemoryPlan(outs, order, storage, sbytes, inplace=inplace, share=True, inplace_pairs=pairs,
-                      alignment=check_alignment(alignment), liveness=liveness)
+                      alignment=check_alignment(alignment), liveness=liveness,
+                      workspace_storage=wstorage)

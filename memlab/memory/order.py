@@ -42,7 +42,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import PlanError
-from ..graph import Node, adjoint_of, as_list, check_order, rebuilt_from, topo_order
+from ..graph import Node, adjoint_of, as_list, check_order, rebuilt_from, topo_order, workspace_of
 from ..scheduling.subsets import min_peak_search
 from .liveness import Liveness, live_curve, prepare
 
@@ -138,6 +138,7 @@ class _Indexed:
             if len(xs) > 1 and len(set(xs)) < len(xs):
                 xs[:] = dict.fromkeys(xs)               # x * x reads x once
         self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
+        self.work = np.array([workspace_of(n) for n in nodes], np.int64)    # held while running
         self.outs = {idx[o] for o in outs}
         self.edges: tuple[np.ndarray, np.ndarray] | None = None    # (input, reader), when needed
         self._readers: list[list[int]] | None = None
@@ -164,7 +165,10 @@ class _Indexed:
         last = pos.copy()                       # a value's last reader (itself when none)
         np.maximum.at(last, src, pos[dst])
         last[list(self.outs)] = v               # outputs live to the end
-        return int(live_curve(pos, last, self.size, v + 1).max(initial=0))
+        curve = live_curve(pos, last, self.size, v + 1)
+        if self.work.any():
+            np.add.at(curve, pos, self.work)    # a workspace: alive during its op's step
+        return int(curve.max(initial=0))
 
 
 def _sift(graph: _Indexed, order: list[Node], passes: int = 8) -> list[Node]:
@@ -321,8 +325,8 @@ def search_tasks(nodes: Sequence[Node], outputs: Iterable[Node]
     :func:`~memlab.scheduling.subsets.min_peak_search`), with the tasks: every computed node of
     ``nodes``, then one free task (None) per value read by several ops.
 
-    Running op ``n`` needs its output's bytes on top of what is held (``cost``); after it, the
-    inputs it was the only reader of are freed (``delta``). A value with several readers is freed
+    Running op ``n`` needs its output's bytes and its workspace on top of what is held (``cost``);
+    after it, the inputs it was the only reader of are freed (``delta``). A value with several readers is freed
     by its free task, which needs all of them and costs nothing: the search puts it right after
     the last one when that helps, so its least peak is the op graph's. Outputs are never freed.
     """
@@ -337,7 +341,7 @@ def search_tasks(nodes: Sequence[Node], outputs: Iterable[Node]
     once = {x for x in ops if x not in outs and len(readers[x]) == 1}
     tasks: list[Node | None] = list(ops)
     needs = [sum(bit[x] for x in ins[n]) for n in ops]
-    cost = [n.nbytes for n in ops]
+    cost = [n.nbytes + workspace_of(n) for n in ops]
     delta = [n.nbytes - sum(x.nbytes for x in ins[n] if x in once) for n in ops]
     for x in ops:
         if x not in outs and len(readers[x]) > 1:

@@ -26,6 +26,11 @@ few walks of the graph; with ``order="dfs"`` the depth-first walk that finds the
 order also finds the last readers, and planning costs less than a topological
 sort with :mod:`graphlib` (``bench/planning.py``).
 
+An op with a **workspace** (:mod:`memlab.graph.workspace`, scratch held while it runs) takes a
+tag for it after its output's, by the same rules (from the box, else a new one), and puts it back
+into the box as soon as the op has run, after its dying inputs: so the workspace never shares
+memory with the op's inputs or output, and the next ops may reuse it.
+
 Match rule for the box (``match="best"``, our NNVM-like choice): the smallest
 free tag of at least the value's size; if none, the largest smaller tag,
 grown to the size (growing costs less than a new tag); tags more than
@@ -84,7 +89,8 @@ class MemoryPlan:
     planner was asked for more, e.g. 256 for a GPU), which gives ``offset[node]`` and
     ``total_bytes``. ``liveness`` is the :class:`~memlab.memory.liveness.Liveness` the plan was
     made from (order, last readers, sizes), kept so that the lower bound and the runner need not
-    work it out again.
+    work it out again. ``workspace_storage[node]``: the tag of op ``node``'s workspace, held
+    during its step only (ops with a workspace only); ``workspace_offset`` its byte offset.
     """
 
     outputs: list[Node]
@@ -100,6 +106,7 @@ class MemoryPlan:
     alignment: int = ALIGN
     traced: bool = False
     liveness: Liveness | None = field(default=None, repr=False, compare=False)
+    workspace_storage: dict[Node, int] = field(default_factory=dict)
     kind = "tags"
 
     @cached_property
@@ -131,6 +138,12 @@ class MemoryPlan:
         """Byte offset of each computed node: its storage's offset."""
         so = self.storage_offset
         return {n: so[s] for n, s in self.storage.items()}
+
+    @property
+    def workspace_offset(self) -> dict[Node, int]:
+        """Byte offset of each op's workspace: its storage's offset."""
+        so = self.storage_offset
+        return {n: so[s] for n, s in self.workspace_storage.items()}
 
     @property
     def total_bytes(self) -> int:
@@ -260,6 +273,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     take, put = box.take, box.put
     tag_get, pair = tag.get, plan.inplace_pairs.append
     stored: list[int] = []                             # bytes of each tag (a list while planning)
+    work = liveness.workspaces                         # ops with a workspace -> bytes
     for n in order:
         if not n.op.computes:
             continue                                   # placeholders and constants are given
@@ -284,6 +298,17 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
             stored.append(nbytes)
             tag_color.append(c)
         tag[n] = t
+        # the workspace, held while the op runs: a tag from the box, else a new one
+        w = work.get(n) if work else None
+        if w:
+            wt = take(w, c) if share else None
+            if wt is None:
+                wt = len(stored)
+                stored.append(w)
+                tag_color.append(c)
+            elif stored[wt] < w:
+                stored[wt] = w
+            plan.workspace_storage[n] = wt
         # 4. the op has read its inputs: release the tags of those it was the last to read
         released = [] if trace else None
         for x in inputs:
@@ -294,6 +319,10 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
                     put(tx, stored[tx], tag_color[tx])
                     if trace:
                         released.append(tx)
+        if w:                                          # the op has run: its workspace is free
+            put(wt, stored[wt], tag_color[wt])
+            if trace:
+                released.append(wt)
         if trace:
             note = _note(n, action, t, source, allowed, tag, ref, is_output)
             for x in dict.fromkeys(inputs):            # x * x: one reference

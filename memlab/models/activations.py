@@ -18,7 +18,7 @@ from ..checkpoint import recompute_graph, recomputed_nodes
 from ..checkpoint.rewrite import forward_nodes
 from ..errors import MemlabError, check_choice, check_int
 from ..graph import Node, topo_order
-from ..memory.order import plan_liveness
+from ..memory.order import order_peak, plan_liveness
 from .gpt import Transformer
 
 #: (role of the node in block ``l``: its name after ``l<l>.``, the paper's term)
@@ -63,15 +63,20 @@ def _check(model: object, what: str) -> Transformer:
 
 
 def boundary_values(outputs: Sequence[Node]) -> tuple[set[Node], int]:
-    """The forward values alive when the backward pass starts, and the peak of live bytes: the
-    liveness (:func:`~memlab.memory.order.plan_liveness`) of the order "every forward op, then
-    the rest"."""
+    """The forward values alive when the backward pass starts, and the peak of live bytes.
+
+    The values: those alive after the last forward op in the order "every forward op, then the
+    rest" (what a framework saves for the backward pass; the backward order does not change it).
+    The peak: in the order the library runs and plans, :func:`~memlab.memory.memory_order`'s
+    default (:func:`~memlab.memory.order_peak`), not "forward, then depth-first": a depth-first
+    backward pass holds every input gradient of a chain before the weight gradients, and hides
+    what recomputation saves."""
     forward = topo_order(outputs[0])
     seen = set(forward)
     live = plan_liveness(outputs, forward + [n for n in topo_order(outputs) if n not in seen])
     end = len(forward) - 1
     alive = {n for n, (first, last) in live.lifetimes().items() if first <= end < last}
-    return alive, live.peak()
+    return alive, order_peak(outputs)
 
 
 def saved_terms(model: Transformer, layer: int = 0, outputs: Sequence[Node] | None = None
@@ -130,18 +135,22 @@ def flops(node: Node) -> int:
     return node.size if node.op.computes else 0
 
 
-def recompute_policies(model: Transformer, policies: Sequence[str] = ("none", "selective", "full")
-                       ) -> dict[str, dict[str, float]]:
+def recompute_policies(model: Transformer, policies: Sequence[str] = ("none", "selective", "full"),
+                       mask: str = "seed") -> dict[str, dict[str, float]]:
     """For each policy: ``bytes`` of activations held at the forward/backward boundary by all
-    layers, ``per_layer`` (layer 0's), ``peak`` of live bytes (forward then backward order),
-    ``recomputed_flops`` and ``overhead`` (recomputed FLOPs over the training step's FLOPs)."""
+    layers, ``per_layer`` (layer 0's), ``peak`` of live bytes in the order the library runs and
+    plans (:func:`~memlab.memory.memory_order`'s default), ``recomputed_flops`` and ``overhead``
+    (recomputed FLOPs over the training step's FLOPs). ``mask``: how dropped dropout masks are
+    recomputed (:func:`~memlab.checkpoint.recompute_graph`): ``"seed"`` (Megatron's RNG tracker)
+    or ``"replay"`` (a fused dropout rerun with its input, as ``torch.utils.checkpoint`` pays)."""
     model = _check(model, "recompute_policies")
+    check_choice(mask, "recompute_policies: mask", ("seed", "replay"))
     base = model.training_outputs()
     step_flops = sum(flops(n) for n in topo_order(base))
     table = {}
     for policy in policies:
         keep = policy_keep(model, policy)
-        outputs = base if keep is None else recompute_graph(base, keep)
+        outputs = base if keep is None else recompute_graph(base, keep, mask=mask)
         alive, peak = boundary_values(outputs)
         layers = [sum(_layer_terms(model, l, alive).values()) for l in range(model.layers)]
         extra = sum(flops(n) for n in recomputed_nodes(outputs))

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import MemlabError
 from ..memory.plan import Plan
-from ..graph import (Node, add, copy, embedding, full, gradients, matmul, mul, placeholder,
+from ..graph import (Node, add, copy, embedding, full, gelu, gradients, matmul, mul, placeholder,
                      priority_order, relu, scope, sigmoid, slice_axis, softmax_cross_entropy,
                      tanh)
 from ..graph import sum as reduce_sum
@@ -267,7 +267,8 @@ def vertical_sharing_cases() -> dict[str, dict]:
     In each, ``first`` is a linear layer's output and ``later`` the next node's output; with all
     three conditions met ``later`` can take ``first``'s storage, and each other case breaks one:
     ``"read later"`` reads ``first`` again downstream (condition 1), ``"backward needs it"`` uses
-    relu, whose gradient needs its input (2), ``"sizes differ"`` sums a row (3). Each case holds
+    GELU, whose gradient needs its input (2; relu's, as PyTorch's, reads its output), ``"sizes
+    differ"`` sums a row (3). Each case holds
     ``loss``, ``params``, ``first`` and ``later``.
     """
     cases = {}
@@ -276,7 +277,7 @@ def vertical_sharing_cases() -> dict[str, dict]:
         with scope("net", 0):
             first = matmul(x, w, name="output_1")
             if case == "backward needs it":
-                later = relu(first, name="output_2")
+                later = gelu(first, name="output_2")
             elif case == "sizes differ":
                 later = reduce_sum(first, axis=1, keepdims=True, name="output_2")
             else:

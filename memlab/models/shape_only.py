@@ -19,13 +19,27 @@ from ..graph import Node, Op, add, placeholder, topo_order
 
 _OPS: dict[tuple, "ShapeOnly"] = {}
 
+#: what each shape-only op's backward reads, by op name; the numeric op of the same meaning reads
+#: the same (``tests/models/test_shape_only_saves.py``), as in PyTorch's ``derivatives.yaml``:
+#: relu, sigmoid, tanh and softmax their ``result``; convolution, a fully connected layer (mm) and
+#: a product their inputs; batch norm its input (and statistics); dropout its mask; max pooling
+#: its input and the positions it chose (here: input and output); average pooling, add and concat
+#: nothing of their own (PyTorch's avg_pool2d saves its input for its shape only).
+SAVES = {"conv2d": "inputs", "fc": "inputs", "fullc": "inputs", "mul": "inputs",
+         "batchnorm": "inputs", "lrn": "both", "relu": "output", "sigmoid": "output",
+         "tanh": "output", "softmax": "output", "dropout": "mask", "maxpool": "both",
+         "avgpool": "none", "add": "none", "concat": "none", "softmax_xent": "inputs",
+         "log-loss": "none"}
+
 
 class ShapeOnly(Op):
     """An op with a name, a shape and an in-place flag, and no compute.
 
     ``saves``: what its backward reads besides the incoming gradient:
-    ``"inputs"`` (conv, fc, batchnorm), ``"output"`` (relu, sigmoid, tanh,
-    dropout), ``"both"`` (max pooling) or ``"none"`` (add, concat).
+    ``"inputs"`` (its float inputs: conv, fc, batchnorm), ``"output"`` (relu, sigmoid, tanh,
+    softmax), ``"both"`` (max pooling), ``"mask"`` (its non-float inputs: dropout's one-byte
+    mask) or ``"none"`` (add, concat). :data:`SAVES` lists the choice of each op by name, as the
+    numeric ops of :mod:`memlab.graph.ops` make it (tested) and PyTorch documents it.
     ``grad_inplace``: the gradient op may overwrite the incoming gradient.
     """
 
@@ -54,14 +68,19 @@ class ShapeOnly(Op):
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         floats = [x for x in node.inputs if x.dtype.kind == "f"]
-        saved = {"inputs": floats, "output": [node], "both": floats + [node], "none": []}[self.saves]
+        masks = [x for x in node.inputs if x.dtype.kind != "f"]
+        saved = {"inputs": floats, "output": [node], "both": floats + [node], "none": [],
+                 "mask": masks}[self.saves]
         gop = shape_op(self.name + "_grad", inplace=self.grad_inplace, saves="none")
         return [gop(grad, *saved, shape=x.shape) if x.dtype.kind == "f" else None
                 for x in node.inputs]
 
 
-def shape_op(name: str, inplace: bool = False, saves: str = "inputs", grad_inplace: bool = False) -> ShapeOnly:
-    """The (cached) shape-only op with these properties."""
+def shape_op(name: str, inplace: bool = False, saves: str | None = None,
+             grad_inplace: bool = False) -> ShapeOnly:
+    """The (cached) shape-only op with these properties; ``saves`` defaults to :data:`SAVES`'s
+    entry for ``name``, else ``"inputs"``."""
+    saves = SAVES.get(name, "inputs") if saves is None else saves
     key = (name, inplace, saves, grad_inplace)
     if key not in _OPS:
         _OPS[key] = ShapeOnly(name, inplace, saves, grad_inplace)
@@ -87,7 +106,7 @@ def fc(x: Node, out: int) -> Node:
 
 def relu(x: Node) -> Node:
     """Shape-only relu: in place, backward reads its output, gradient in place."""
-    return shape_op("relu", inplace=True, saves="output", grad_inplace=True)(x, shape=x.shape)
+    return shape_op("relu", inplace=True, grad_inplace=True)(x, shape=x.shape)
 
 
 def batchnorm(x: Node) -> Node:
@@ -97,26 +116,29 @@ def batchnorm(x: Node) -> Node:
 
 def lrn(x: Node) -> Node:
     """Shape-only local response normalisation (AlexNet, GoogLeNet)."""
-    return shape_op("lrn", saves="both")(x, shape=x.shape)
+    return shape_op("lrn")(x, shape=x.shape)
 
 
 def dropout(x: Node) -> Node:
-    """Shape-only dropout: in place; backward reads the mask (counted as its output)."""
-    return shape_op("dropout", inplace=True, saves="output", grad_inplace=True)(x, shape=x.shape)
+    """Shape-only dropout: in place; backward reads its mask, one byte per element (a value of its
+    own, made by a ``dropout_mask`` op, as :func:`memlab.graph.dropout` and PyTorch's
+    ``native_dropout`` keep it)."""
+    mask = shape_op("dropout_mask", saves="none")(shape=x.shape, dtype=np.uint8)
+    return shape_op("dropout", inplace=True, grad_inplace=True)(x, mask, shape=x.shape)
 
 
 def pool2d(x: Node, k: int, stride: int, pad: int = 0, kind: str = "max") -> Node:
     """Shape-only max (backward reads input and output) or average pooling."""
     n, c, h, w = x.shape
     ho, wo = -(-(h + 2 * pad - k) // stride) + 1, -(-(w + 2 * pad - k) // stride) + 1
-    op = shape_op("maxpool", saves="both") if kind == "max" else shape_op("avgpool", saves="none")
+    op = shape_op("maxpool") if kind == "max" else shape_op("avgpool")
     return op(x, shape=(n, c, ho, wo))
 
 
 def concat_channels(*xs: Node) -> Node:
     """Shape-only concatenation along channels (GoogLeNet's inception output)."""
     n, _, h, w = xs[0].shape
-    return shape_op("concat", saves="none")(*xs, shape=(n, sum(x.shape[1] for x in xs), h, w))
+    return shape_op("concat")(*xs, shape=(n, sum(x.shape[1] for x in xs), h, w))
 
 
 def softmax_loss(x: Node) -> Node:
@@ -240,10 +262,10 @@ def lstm(steps: int = 40, batch: int = 1024, hidden: int = 1024, layers: int = 1
     shared by every step (``params``: 8 matrices per layer and the output layer's), so a full
     training step sums each weight's gradient over the steps.
     """
-    sig = shape_op("sigmoid", inplace=True, saves="output", grad_inplace=True)
-    tnh = shape_op("tanh", inplace=True, saves="output", grad_inplace=True)
-    emul = shape_op("mul", saves="inputs", grad_inplace=True)
-    eadd = shape_op("add", inplace=True, saves="none", grad_inplace=True)
+    sig = shape_op("sigmoid", inplace=True, grad_inplace=True)
+    tnh = shape_op("tanh", inplace=True, grad_inplace=True)
+    emul = shape_op("mul", grad_inplace=True)
+    eadd = shape_op("add", inplace=True, grad_inplace=True)
     fully = shape_op("fc")
     shp = (batch, hidden)
     h0 = [placeholder(f"h0_{l}", shp) for l in range(layers)]
@@ -282,12 +304,12 @@ def mlp2_fused(batch: int = 64, n_in: int = 784, hidden: int = 256, n_out: int =
     x = placeholder("input", (batch, n_in))
     label = placeholder("label", (batch, n_out))
     fullc = shape_op("fullc")
-    act = shape_op("sigmoid", inplace=True, saves="output", grad_inplace=True)
+    act = shape_op("sigmoid", inplace=True, grad_inplace=True)
     h = fullc(x, _param((n_in, hidden), "W1"), shape=(batch, hidden), name="fullc1")
     h = act(h, shape=h.shape, name="sigmoid")
     h = fullc(h, _param((hidden, n_out), "W2"), shape=(batch, n_out), name="fullc2")
-    prob = shape_op("softmax", inplace=True, saves="output")(h, shape=h.shape, name="softmax")
-    loss = shape_op("log-loss", saves="none")(prob, label, shape=(), name="log-loss")
+    prob = shape_op("softmax", inplace=True)(h, shape=h.shape, name="softmax")
+    loss = shape_op("log-loss")(prob, label, shape=(), name="log-loss")
     (dx,) = gradients(prob, [x], grad_y=label)
     return {"input": x, "label": label, "loss": loss, "softmax": prob, "input_grad": dx,
             "outputs": [loss, dx]}

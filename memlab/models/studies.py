@@ -32,13 +32,13 @@ slides plot feature maps only.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..checkpoint import every_k, forward_nodes_of as forward_nodes, memonger, recompute_graph, \
     recomputed_nodes, recursive_checkpoints, sqrt_checkpoints
 from ..errors import PlanError, check_choice, check_int
 from ..execute import Executor
-from ..graph import PLACEHOLDER, Node, topo_order
+from ..graph import PLACEHOLDER, Node, set_workspace, topo_order, workspace_of
 from ..memory import memory_order, plan_memory, plan_offsets, resolve_order
 from .encoder_decoder import seq2seq
 from .shape_only import alexnet, googlenet, lstm, resnet, vgg
@@ -97,12 +97,14 @@ CHEN_RESNET_1000 = {"baseline GB": 48.0, "sublinear GB": 7.0, "extra time": 0.30
 
 
 def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dict,
-           sublinear: str | None = None, addto: bool | str = False, wrt: str = "data"
-           ) -> list[dict[str, Any]]:
+           sublinear: str | None = None, addto: bool | str = False, wrt: str = "data",
+           workspace: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     rows = []
     for x in xs:
         model = build(x)
         outs = training_outputs(model, wrt=wrt, addto=addto)
+        if workspace is not None:
+            set_workspace(outs, workspace)
         r: dict[str, Any] = {"x": x, "nodes": len(topo_order(outs))}
         # a full step holds its weight gradients to the end: not feature maps (p.35 (a))
         held = sum(o.nbytes for o in outs[1:]) if wrt == "params" else 0
@@ -113,7 +115,7 @@ def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dic
             rewritten = recompute_graph(outs, keep)
             r["sublinear"] = (plan_memory(rewritten, trace=False).total_bytes - held) / GB
         if wrt == "params":  # p.35-36 (b): the runtime total, as the slides separate it
-            r.update(runtime_memory(model, held))
+            r.update(runtime_memory(model, held, outs))
             for name in ("sharing", "sublinear"):
                 if name in r:
                     r[f"{name} total"] = r[name] + r["weights"] + r["gradients"] + r["inputs"]
@@ -123,39 +125,47 @@ def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dic
     return rows
 
 
-def runtime_memory(model: dict[str, Any], gradient_bytes: int) -> dict[str, float]:
+def runtime_memory(model: dict[str, Any], gradient_bytes: int,
+                   outputs: Sequence[Node] | None = None) -> dict[str, float]:
     """What a training step holds besides its feature maps (slides p.35-36 (b), "runtime total
     memory"), in GB: the ``weights`` (parameters), their ``gradients`` (``gradient_bytes``), the
-    ``inputs`` of the batch (data and labels) and the ``workspace`` of the ops (none here: memlab's
-    ops allocate no scratch memory beside their outputs, where cuDNN's convolutions do)."""
+    ``inputs`` of the batch (data and labels) and the ``workspace``: the largest scratch one op of
+    ``outputs`` holds while it runs (:func:`~memlab.graph.set_workspace`; 0 unless a table was
+    set: memlab's numpy ops need none, cuDNN's convolutions may). The planners count workspaces in
+    their bytes already; this column says how much of them it is."""
     params = {id(p) for p in model["params"]}
     inputs = [n for n in topo_order([model["loss"]]) if n.op is PLACEHOLDER and id(n) not in params]
+    work = max((workspace_of(n) for n in topo_order(outputs)), default=0) if outputs else 0
     return {"weights": sum(p.nbytes for p in model["params"]) / GB,
             "gradients": gradient_bytes / GB,
-            "inputs": sum(n.nbytes for n in inputs) / GB, "workspace": 0.0}
+            "inputs": sum(n.nbytes for n in inputs) / GB, "workspace": work / GB}
 
 
 def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int = 32,
-                 sublinear: str | None = None, addto: bool | str = False, wrt: str = "data"
-                 ) -> list[dict[str, Any]]:
+                 sublinear: str | None = None, addto: bool | str = False, wrt: str = "data",
+                 workspace: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing
     (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top of sharing: p.35's
     fourth line). ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`).
     ``wrt="params"``: full training steps; the columns are then feature maps (the weight gradients,
     held to the end, left out), and :func:`runtime_memory`'s columns and ``"sharing total"`` /
-    ``"sublinear total"`` give panel (b), the runtime total."""
-    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear, addto, wrt)
+    ``"sublinear total"`` give panel (b), the runtime total. ``workspace``: a table of op names to
+    workspace bytes (:func:`~memlab.graph.set_workspace`; e.g. ``{"conv2d": ...}``), counted by
+    the planners during each op's step; default none."""
+    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear, addto, wrt, workspace)
 
 
 def lstm_curve(steps: Sequence[int] = (40, 100, 200, 400, 800, 1600), batch: int = 1024,
                hidden: int = 1024, layers: int = 1, sublinear: str | None = None,
-               addto: bool | str = False, wrt: str = "data") -> list[dict[str, Any]]:
+               addto: bool | str = False, wrt: str = "data",
+               workspace: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Slide p.36 (a) as data: LSTM feature-map GB against unrolled steps for none / in-place /
     sharing (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top).
     :data:`CHEN_LSTM` is the configuration of Chen et al. 2016 (the paper behind p.36);
     ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`); ``wrt="params"``: full
-    training steps."""
-    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36, sublinear, addto, wrt)
+    training steps; ``workspace`` as in :func:`resnet_curve` (e.g. ``{"fc": ...}``)."""
+    return _curve(lambda s: lstm(s, batch, hidden, layers), steps, SLIDE36, sublinear, addto, wrt,
+                  workspace)
 
 
 def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int = 3) -> dict[str, float]:

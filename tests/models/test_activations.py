@@ -69,3 +69,63 @@ def test_bad_input():
         act.formula_terms(0, 1, 8, 2)
     with pytest.raises(ml.MemlabError, match="Transformer"):
         act.recompute_policies(None)
+
+
+#: the small GPT of lesson 15's recomputation section and bench/memory_model.py
+SMALL_GPT = dict(layers=2, seq=128, hidden=256, heads=8, batch=2, vocab=1000, dropout=0.1)
+
+
+def test_peaks_are_in_the_default_order_and_full_recomputation_lowers_them():
+    """In the order the library runs (memory_order's default) full recomputation holds less at
+    the peak than storing everything; the depth-first backward pass hid this (all equal)."""
+    m = transformer(**SMALL_GPT)
+    t = act.recompute_policies(m)
+    assert t["full"]["peak"] < t["none"]["peak"]
+    assert t["selective"]["peak"] < t["none"]["peak"]
+    base = m.training_outputs()
+    assert t["none"]["peak"] == ml.memory.order_peak(base, ml.memory.memory_order(base))
+    full = ml.checkpoint.recompute_graph(base, act.policy_keep(m, "full"))
+    assert t["full"]["peak"] == ml.memory.order_peak(full)
+
+
+def _matmuls_of(outputs):
+    return sorted(n.attrs["of"].name for n in ml.checkpoint.recomputed_nodes(outputs)
+                  if n.attrs["of"].op.name == "matmul")
+
+
+def test_replayed_masks_recompute_the_dropout_input():
+    """mask="seed" draws a dropped mask again from its seed alone; mask="replay" reruns the
+    dropout, so the matrix product before it is recomputed too: fc2's, which nothing else needs
+    again (the projection before the attention dropout is recomputed either way: the residual
+    sum it feeds is layernorm 2's input)."""
+    L, s, b, h = 2, 6, 2, 8
+    m = transformer(L, s, h, 2, b, 7, dropout=0.1)
+    base = m.training_outputs()
+    keep = act.policy_keep(m, "full")
+    seed, replay = (ml.checkpoint.recompute_graph(base, keep, mask=k) for k in ("seed", "replay"))
+    assert "l0.proj.mm" in _matmuls_of(seed)
+    extra = set(_matmuls_of(replay)) - set(_matmuls_of(seed))
+    assert extra == {f"l{l}.fc2.mm" for l in range(L)}
+    # each replayed mask's copy reads the dropout's input (recomputed), besides its seed
+    masks = [n for n in ml.checkpoint.recomputed_nodes(replay)
+             if n.attrs["of"].op.name == "dropout_mask"]
+    assert masks and all(n.inputs[1].op.name == "recompute" for n in masks)
+    t = {k: act.recompute_policies(m, ("full",), mask=k)["full"] for k in ("seed", "replay")}
+    # fc2: a (s b, 4h) x (4h, h) product, 2 n k m FLOPs, and its bias sum, s b h, per layer
+    assert t["replay"]["recomputed_flops"] - t["seed"]["recomputed_flops"] == \
+        L * (2 * s * b * 4 * h * h + s * b * h)
+    sel = {k: act.recompute_policies(m, ("selective",), mask=k)["selective"]["recomputed_flops"]
+           for k in ("seed", "replay")}
+    assert sel["seed"] == sel["replay"]     # the attention dropout's input is recomputed anyway
+
+
+@pytest.mark.parametrize("mask", ["seed", "replay"])
+def test_both_mask_modes_give_identical_values(mask):
+    m = transformer(2, 4, 8, 2, 2, 6, dropout=0.3, dtype=np.float64)
+    feed = {**m.init_params(0, std=0.3), **m.data(1)}
+    outputs = m.training_outputs()
+    rewritten = ml.checkpoint.recompute_graph(outputs, act.policy_keep(m, "full"), mask=mask)
+    plan = ml.plan_offsets(rewritten)
+    ml.memory.check_plan(plan)
+    for want, got in zip(ml.Executor(outputs).run(feed), ml.Executor(plan=plan).run(feed)):
+        np.testing.assert_array_equal(got, want)

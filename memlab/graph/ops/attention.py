@@ -93,7 +93,11 @@ def causal(sq: int, sk: int) -> np.ndarray:
 
 
 class CausalMask(Op):
-    """``x`` with the future (last two axes, :func:`causal`) set to ``fill``; may run in place."""
+    """``x`` with the future (last two axes, :func:`causal`) set to ``fill``; may run in place.
+
+    The gradient reads no forward value: the mask follows from the shape. PyTorch's
+    ``masked_fill`` saves its boolean mask (``sq x sk`` bytes, usually one buffer for all
+    layers); memlab does not count it."""
 
     name = "causal_mask"
 

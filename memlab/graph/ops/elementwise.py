@@ -4,6 +4,15 @@ All may run in place (lecture 7, p.19): an elementwise op reads each input
 element once, before it writes the same output element. Binary ops broadcast
 like numpy (scalars and biases); the gradient of a broadcast input is summed
 back to its shape with :func:`sum_to`.
+
+What each gradient reads is what PyTorch saves for it (``tools/autograd/derivatives.yaml``):
+an op whose derivative can be written with its **output** reads its output -- exp
+(``grad * result``), sigmoid (``sigmoid_backward(grad, result)``), tanh
+(``tanh_backward(grad, result)``) and relu (``threshold_backward(grad, result, 0)``, saved as
+``result`` by ``ReluBackward0``) -- so the input may die, or be overwritten in place, when the
+forward op has run. mul and div read their **inputs** (``grad * other``, ``grad / other`` and
+``-grad * self / (other * other)``), log its input (``grad / self``); add, sub, neg and copy read
+nothing. :func:`memlab.graph.saved_for_backward` reads this off the gradient graph.
 """
 from __future__ import annotations
 
@@ -61,15 +70,17 @@ def _relu_grad(x: np.ndarray, g: np.ndarray, out: np.ndarray) -> None:
 ADD = Elementwise("add", np.add, lambda n, g: [g, g], 2)
 SUB = Elementwise("sub", np.subtract, lambda n, g: [g, neg(g)], 2)
 MUL = Elementwise("mul", np.multiply, lambda n, g: [g * n.inputs[1], g * n.inputs[0]], 2)
-DIV = Elementwise("div", np.divide, lambda n, g: [g / n.inputs[1], neg(g * n / n.inputs[1])], 2)
+DIV = Elementwise("div", np.divide, lambda n, g: [g / n.inputs[1], neg(g * n.inputs[0] / (
+    n.inputs[1] * n.inputs[1]))], 2)
 COPY = Elementwise("copy", np.positive, lambda n, g: [g], 1)
 NEG = Elementwise("neg", np.negative, lambda n, g: [neg(g)], 1)
 EXP = Elementwise("exp", np.exp, lambda n, g: [g * n], 1)
 LOG = Elementwise("log", np.log, lambda n, g: [g / n.inputs[0]], 1)
 SIGMOID = Elementwise("sigmoid", _sigmoid, lambda n, g: [g * (n * (1.0 - n))], 1)
 TANH = Elementwise("tanh", np.tanh, lambda n, g: [g * (1.0 - n * n)], 1)
-RELU = Elementwise("relu", _relu, lambda n, g: [relu_grad(n.inputs[0], g)], 1)
-# relu's gradient g * (x > 0) is itself an op, so gradients of gradients work.
+# relu's gradient reads its output, as PyTorch's ReluBackward0 does: y > 0 exactly where x > 0, so
+# g * (y > 0) is g * (x > 0). It is itself an op, so gradients of gradients work.
+RELU = Elementwise("relu", _relu, lambda n, g: [relu_grad(n, g)], 1)
 RELU_GRAD = Elementwise("relu_grad", _relu_grad, lambda n, g: [None, relu_grad(n.inputs[0], g)], 2)
 
 
@@ -84,12 +95,14 @@ def sub(a: Any, b: Any, name: str | None = None) -> Node:
 
 
 def mul(a: Any, b: Any, name: str | None = None) -> Node:
-    """a * b, broadcasting."""
+    """a * b, broadcasting; the gradient reads both inputs (PyTorch: ``grad * other``,
+    ``grad * self``)."""
     return MUL(a, b, name=name)
 
 
 def div(a: Any, b: Any, name: str | None = None) -> Node:
-    """a / b, broadcasting."""
+    """a / b, broadcasting; the gradient reads both inputs, as PyTorch's does (``grad / other``,
+    ``-grad * self / (other * other)``), not the output."""
     return DIV(a, b, name=name)
 
 
@@ -104,32 +117,37 @@ def neg(x: Node, name: str | None = None) -> Node:
 
 
 def exp(x: Node, name: str | None = None) -> Node:
-    """e**x."""
+    """e**x; the gradient reads the output, ``g * y`` (PyTorch: ``grad * result``)."""
     return EXP(x, name=name)
 
 
 def log(x: Node, name: str | None = None) -> Node:
-    """Natural logarithm."""
+    """Natural logarithm; the gradient reads the input, ``g / x`` (PyTorch: ``grad / self``)."""
     return LOG(x, name=name)
 
 
 def sigmoid(x: Node, name: str | None = None) -> Node:
-    """1 / (1 + e**-x); its gradient reuses the output: g * y * (1 - y)."""
+    """1 / (1 + e**-x); its gradient reads the output: g * y * (1 - y) (PyTorch:
+    ``sigmoid_backward(grad, result)``)."""
     return SIGMOID(x, name=name)
 
 
 def tanh(x: Node, name: str | None = None) -> Node:
-    """Hyperbolic tangent; gradient g * (1 - y**2)."""
+    """Hyperbolic tangent; the gradient reads the output: g * (1 - y**2) (PyTorch:
+    ``tanh_backward(grad, result)``)."""
     return TANH(x, name=name)
 
 
 def relu(x: Node, name: str | None = None) -> Node:
-    """max(x, 0)."""
+    """max(x, 0); the gradient reads the **output**: g where y > 0 (PyTorch's ``ReluBackward0``
+    saves ``result``: ``threshold_backward(grad, result, 0)``), so relu may run in place over
+    its input and the two share one block."""
     return RELU(x, name=name)
 
 
 def relu_grad(x: Node, g: Node, name: str | None = None) -> Node:
-    """g where x > 0, else 0: the gradient of relu as a graph node."""
+    """g where x > 0, else 0: the gradient of relu as a graph node (relu passes its output as
+    ``x``: it is positive exactly where relu's input is)."""
     return RELU_GRAD(x, g, name=name)
 
 

@@ -23,7 +23,8 @@ def _check_ids(node: Node, ids: np.ndarray, rows: int) -> None:
 
 
 class Embedding(Op):
-    """``table[ids]``: a table (V, D) and integer ids (N,) give (N, D)."""
+    """``table[ids]``: a table (V, D) and integer ids (N,) give (N, D). The gradient reads the ids,
+    as PyTorch's ``embedding_backward(grad, indices, ...)``."""
 
     name = "embedding"
 

@@ -25,7 +25,8 @@ def _float(x: Node, what: str) -> None:
 
 
 class Softmax(Op):
-    """Softmax over the last axis, computed stably; may run in place."""
+    """Softmax over the last axis, computed stably; may run in place. The gradient reads the
+    output, ``s * (g - sum(g * s))``, as PyTorch's ``_softmax_backward_data(grad, result)``."""
 
     name = "softmax"
 
@@ -74,7 +75,11 @@ class OneHot(Op):
 
 
 class SoftmaxCrossEntropy(Op):
-    """Mean over rows of ``-log softmax(logits)[label]``, for logits (N, C) and labels (N,)."""
+    """Mean over rows of ``-log softmax(logits)[label]``, for logits (N, C) and labels (N,).
+
+    The gradient reads the logits and the labels. PyTorch's ``cross_entropy`` is ``log_softmax``
+    then ``nll_loss``: it keeps log_softmax's output (N, C), the same bytes as the logits, and the
+    labels; so the bytes agree, the value kept differs."""
 
     name = "softmax_xent"
 
@@ -106,7 +111,10 @@ class Pool(Op):
     """Average pooling along the last axis: odd ``window``, stride 1, zero padding.
 
     The operator is a symmetric matrix, so its gradient is the same pooling
-    applied to the incoming gradient.
+    applied to the incoming gradient: it reads no forward value. PyTorch's ``avg_pool2d``
+    saves its input all the same (``avg_pool2d_backward(grad, self, ...)`` reads only its shape);
+    memlab does not keep it. Max pooling would keep what it selected (PyTorch: input and
+    indices; the shape-only ``pool2d(kind="max")`` keeps input and output).
     """
 
     name = "pool"
@@ -135,7 +143,12 @@ def _windows(x: np.ndarray, k: int) -> np.ndarray:
 
 
 class Conv(Op):
-    """1-D cross-correlation along the last axis, odd kernel, stride 1, zero padding."""
+    """1-D cross-correlation along the last axis, odd kernel, stride 1, zero padding.
+
+    The gradient reads the input and the kernel (``conv_wgrad(x, g)`` and ``conv(g, flip(w))``),
+    as PyTorch's ``convolution_backward(grad, input, weight, ...)`` does. ``attrs["workspace"]``
+    (bytes, default 0) is the scratch an implementation holds while it runs
+    (:func:`memlab.graph.set_workspace`)."""
 
     name = "conv"
 
@@ -200,7 +213,7 @@ POOL, CONV, FLIP, CONV_WGRAD = Pool(), Conv(), Flip(), ConvWeightGrad()
 
 
 def softmax(x: Node, name: str | None = None) -> Node:
-    """Softmax over the last axis."""
+    """Softmax over the last axis (its gradient reads its output, as PyTorch's does)."""
     return SOFTMAX(x, name=name)
 
 

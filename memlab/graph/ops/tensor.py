@@ -17,7 +17,11 @@ from .elementwise import broadcast_to
 
 
 class MatMul(Op):
-    """``op(a) @ op(b)`` on 2-D arrays, where op transposes when asked."""
+    """``op(a) @ op(b)`` on 2-D arrays, where op transposes when asked.
+
+    The gradient reads both inputs (PyTorch's ``mm``: ``grad @ mat2^T`` and ``self^T @ grad``).
+    ``attrs["workspace"]`` (bytes, default 0) is the scratch a GEMM holds while it runs
+    (:func:`memlab.graph.set_workspace`)."""
 
     name = "matmul"
 
