@@ -245,9 +245,10 @@ def compare_with_homogeneous(chain: HeteroChain, budgets: Sequence[int]) -> list
     from .strategies import optimal, revolve, sqrt_schedule  # the same package, one layer
 
     l = chain.l
-    pool = [optimal(l, m) for m in range(3 if l > 1 else 2, l + 2)]
-    pool += [revolve(l, c) for c in range(1, l + 1)] + [sqrt_schedule(l)]
-    scored = [(s.name, *evaluate(s.actions, chain)) for s in pool]
+    # named so as not to be confused with the heterogeneous optimum: lesson 07's optimum for M slots
+    pool = [(f"slot optimum, {m} slots", optimal(l, m)) for m in range(3 if l > 1 else 2, l + 2)]
+    pool += [(s.name, s) for s in [revolve(l, c) for c in range(1, l + 1)] + [sqrt_schedule(l)]]
+    scored = [(name, *evaluate(s.actions, chain)) for name, s in pool]
     planner = HeteroPlanner(chain, max(max(budgets), sum(chain.sizes) + max(chain.sizes)))
     rows = []
     for b in budgets:

@@ -20,7 +20,7 @@ Imports :mod:`memlab.errors`, :mod:`memlab.graph` and :mod:`memlab.memory` only.
 from .device import (DEVICE_ALIGN, DeviceArena, available, simulator, require, to_device,
                      device_empty, synchronize)
 from .elementwise import UNARY, BINARY, fill, unary, binary, place, take
-from .reduce import reduce_axes, reduce_all, sum_to
+from .reduce import reduce_axes, reduce_all, reduce_threads, sum_to, tree_rounds
 from .matmul import matmul, tile_schedule, default_tile, global_reads
 from .nn import softmax, onehot, softmax_xent, softmax_xent_backward, pool, conv, flip, conv_wgrad
 from .attention import attention_forward, default_attention_tile
@@ -29,7 +29,7 @@ from .allocator import DeviceMemoryPool
 
 __all__ = ["DEVICE_ALIGN", "DeviceArena", "available", "simulator", "require", "to_device",
            "device_empty", "synchronize", "UNARY", "BINARY", "fill", "unary", "binary", "place",
-           "take", "reduce_axes", "reduce_all", "sum_to", "matmul", "tile_schedule",
+           "take", "reduce_axes", "reduce_all", "reduce_threads", "sum_to", "tree_rounds", "matmul", "tile_schedule",
            "default_tile", "global_reads", "softmax", "onehot", "softmax_xent",
            "softmax_xent_backward", "pool", "conv", "flip", "conv_wgrad", "attention_forward",
            "default_attention_tile", "check_node", "launch",

@@ -22,7 +22,8 @@ from .elementwise import MAXDIM, _pad, contiguous_strides, strided
 
 
 def reduce_threads() -> int:
-    """Threads per reducing block (a power of two): 128 on a GPU, 32 in the simulator."""
+    """Threads per reducing block (a power of two): 128 on a GPU, 8 in the simulator (a thread is
+    a Python thread there; a reduction's block syncs once per halving round)."""
     return 8 if simulator() else 128
 
 
@@ -93,6 +94,30 @@ def reduce_axes(x: Any, out: Any, axes: Sequence[int], mean: bool = False) -> No
     t = reduce_threads()
     reduce_kernel(t)[min(n_out, grid_limit()), t](flat(x), flat(out), kshape, kstride, rshape, rstride,
                                           count, np.float32(scale))
+
+
+def tree_rounds(x: Sequence[float], threads: int | None = None) -> list[np.ndarray]:
+    """The shared array ``s`` of one reducing block after each round, the rule of
+    :func:`reduce_kernel` and :func:`block_sum` written in numpy (for the lesson's picture; the
+    tests hold it to the kernel): round 0 holds each thread's strided partial sum (thread ``t`` adds
+    ``x[t], x[t + threads], ...``); each later round halves the working threads, ``s[t] +=
+    s[t + step]`` for ``t < step``, until ``s[0]`` holds the total. ``threads``: a power of two
+    (default :func:`reduce_threads`)."""
+    threads = reduce_threads() if threads is None else threads
+    if not isinstance(threads, int) or threads < 1 or threads & (threads - 1):
+        raise ShapeError(f"tree_rounds: threads must be a power of two >= 1, got {threads!r}")
+    values = np.asarray(x, dtype=np.float32).ravel()
+    shared = np.zeros(threads, np.float32)
+    for t in range(threads):
+        for v in values[t::threads]:          # sequentially, in float32, as each thread does
+            shared[t] = np.float32(shared[t] + v)
+    rounds = [shared.copy()]
+    step = threads // 2
+    while step > 0:
+        shared[:step] = shared[:step] + shared[step:2 * step]
+        rounds.append(shared.copy())
+        step //= 2
+    return rounds
 
 
 def _bad_axis(a: int, x: Any) -> int:

@@ -27,6 +27,28 @@ def adjoint_of(node: Node) -> Node | None:
     return _ADJOINT.get(node)
 
 
+_ORIGIN: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
+
+
+def gradient_origin(node: Node) -> Node | None:
+    """The forward node whose gradient :func:`gradients` built ``node`` for: the node whose
+    ``op.gradient`` made it, or whose gradient contributions it sums (None for a node that
+    :func:`gradients` did not make). Lesson 01 maps the backward nodes onto the slide's names."""
+    return _ORIGIN.get(node)
+
+
+def _record_origin(made: Sequence[Node | None], origin: Node, old: set[Node]) -> None:
+    """Mark the nodes reachable from ``made`` that are new (neither in ``old`` nor marked yet) as
+    built for ``origin``; the walk stops at old nodes, so it costs only the new ones."""
+    stack = [n for n in made if n is not None]
+    while stack:
+        n = stack.pop()
+        if n in old or n in _ORIGIN:
+            continue
+        _ORIGIN[n] = origin
+        stack.extend(n.inputs)
+
+
 _REBUILT_FROM: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
 
 
@@ -67,12 +89,15 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
         raise ShapeError(f"gradients: grad_y must be a Node shaped like {y.name}{list(y.shape)}")
     contributions: dict[Node, list[Node]] = {y: [grad_y]}
     grad: dict[Node, Node] = {}
-    for node in reversed(topo_order([y])):
+    order = topo_order([y])
+    old = set(order)                            # the forward graph: never a gradient node
+    for node in reversed(order):
         parts = contributions.pop(node, None)
         if not parts:
             continue
         with backward_of(node.scope):           # gradient nodes know module and timestep
             g = _accumulate(parts, addto == "all" or (addto is True and node.is_leaf))
+            _record_origin([g], node, old)
             grad[node] = g
             _ADJOINT[node] = g
             if node.is_leaf:
@@ -82,6 +107,7 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
             except NotImplementedError:
                 raise GraphError(f"node {node.name!r}: op {node.op.name!r} has no gradient"
                                  ) from None
+            _record_origin(input_grads, node, old)
         if len(input_grads) != len(node.inputs):
             raise GraphError(f"op {node.op.name!r} returned {len(input_grads)} gradients "
                              f"for {len(node.inputs)} inputs of node {node.name!r}")

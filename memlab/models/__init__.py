@@ -12,7 +12,7 @@ execute layers.
 from . import zoo, shape_only, studies, encoder_decoder, opennmt, gpt, activations
 from .gpt import Transformer, transformer, gpt2, gpt_7b
 from .encoder_decoder import Seq2Seq, seq2seq
-from .zoo import slide22, slide23, mlp, mlp2, training_outputs, conv_resnet
+from .zoo import slide22, slide23, slide24, mlp, mlp2, training_outputs, conv_resnet
 from .onnx_import import from_onnx, onnx_zoo, load_onnx
 from . import densenets
 from .densenets import densenet, pleiss_variants
@@ -27,7 +27,7 @@ from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN
 __all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "densenet",
            "pleiss_variants", "zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
            "gpt", "activations", "Transformer", "transformer", "gpt2", "gpt_7b",
-           "slide22", "slide23", "mlp", "mlp2", "training_outputs",
+           "slide22", "slide23", "slide24", "mlp", "mlp2", "training_outputs",
            "conv_resnet",
            "ShapeOnly", "shape_op", "mlp2_fused", "alexnet", "vgg", "googlenet", "resnet",
            "resnet_cifar", "lstm", "GB", "SLIDE29",

@@ -41,6 +41,22 @@ def slide23() -> dict[str, Any]:
     return {f"A[{i}]": n for i, n in a.items()}
 
 
+def slide24() -> dict[str, Any]:
+    """A graph for p.24's colouring, rebuilt from the slide: ten ops, each with reward 1; the
+    longest path holds seven of them (the first colour) and, once their rewards are reset to 0,
+    the other three make the next path. The slide draws the rewards, not the ops: here a chain
+    n1..n7 (conv and pool in turn, ``n7`` a concat) and a branch n8..n10 from n1 into n7."""
+    x = placeholder("x", (8, 16))
+    n = {1: conv(x, name="n1")}
+    for i in range(2, 7):
+        n[i] = (pool if i % 2 == 0 else conv)(n[i - 1], name=f"n{i}")
+    n[8] = pool(n[1], name="n8")
+    n[9] = conv(n[8], name="n9")
+    n[10] = pool(n[9], name="n10")
+    n[7] = concat(n[6], n[10], axis=-1, name="n7")
+    return {"x": x, **{f"n{i}": n[i] for i in sorted(n)}}
+
+
 def mlp(depth: int = 2, batch: int = 64, n_in: int = 784, hidden: int = 256, n_out: int = 10,
         act: str = "sigmoid") -> dict[str, Any]:
     """An MLP of ``depth`` fully connected layers and its gradient graph (p.28 for depth 2).

@@ -7,12 +7,12 @@ One palette (:data:`PALETTE`) colours storages in every lesson:
 same colour = same memory, as in the CSE599G1 figures.
 """
 from .palette import PALETTE, color
-from .render import to_svg, setup
+from .render import to_svg, setup, show
 from .graphs import draw_graph
 from .plots import memory_plot, gantt
 from .stepper import Frame, Stepper
 
-__all__ = ["PALETTE", "color", "to_svg", "setup", "draw_graph", "memory_plot", "gantt",
+__all__ = ["PALETTE", "color", "to_svg", "setup", "show", "draw_graph", "memory_plot", "gantt",
            "Frame", "Stepper"]
 from .trees import (fronts_by_depth, draw_tree, draw_taskgraph, traversal_bars,  # noqa: E402
                     traversal_frames, side_by_side, tree_gantt)

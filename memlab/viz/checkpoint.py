@@ -102,7 +102,7 @@ def _pr(s: Schedule) -> tuple[int, int]:
 
 def recomputation_curve(l: int, budget: int | None = None, log: bool = True) -> Figure:
     """Recomputations against peak slots for every strategy, the optimum drawn as its floor."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    fig, ax = plt.subplots(figsize=(8.8, 3.4))
     ms = list(range(minimum_budget(l), l + 2))
     opt = [optimal_forwards(l, m) - l for m in ms]
     ax.step(ms, [max(o, 0.5) if log else o for o in opt], where="post", color="#333333", lw=2,
@@ -112,10 +112,18 @@ def recomputation_curve(l: int, budget: int | None = None, log: bool = True) -> 
         groups.setdefault(name.split(" ")[0] if name.split(" ")[0] in ("revolve", "every",
                                                                        "recursive") else name,
                           []).append((p, r))
+    # Revolve's points fall on other strategies' (c = 1 is recompute all): drawn as large hollow
+    # rings under the others, so a point of another strategy stays visible inside a ring
+    labels = {"revolve": "Revolve, c = 1, 2, ... snapshots",
+              "every": "every k: keep x_0, x_k, x_2k, ... (k = 2, l/4, l/2)",
+              "recursive": "recursive (Chen et al.), k = 2, 3"}
     for k, (name, pts) in enumerate(groups.items()):
         pts.sort()
+        ring = name == "revolve"
         ax.plot([p for p, _ in pts], [max(r, 0.5) if log else r for _, r in pts],
-                "o-" if len(pts) > 1 else "o", color=color(k), label=name, ms=5)
+                "o-" if len(pts) > 1 else "o", color=color(k), label=labels.get(name, name),
+                ms=10 if ring else 4.5, mfc="none" if ring else color(k), mew=1.5 if ring else 1,
+                lw=1, zorder=2 if ring else 3)
     if budget is not None:
         ax.axvline(budget, color="#c0392b", ls="--", lw=1)
         best = optimal_forwards(l, budget) - l if budget >= minimum_budget(l) else None
@@ -126,7 +134,8 @@ def recomputation_curve(l: int, budget: int | None = None, log: bool = True) -> 
         ax.set_yscale("log")
     ax.set_xlabel("peak memory (slots)")
     ax.set_ylabel("recomputations" + (" (0 drawn at 0.5)" if log else ""))
-    return finish(fig, ax, None, legend=True)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return finish(fig, ax, None)
 
 
 def schedule_diagram(schedule, ax=None, title: str | None = None) -> Figure:
@@ -142,6 +151,7 @@ def schedule_diagram(schedule, ax=None, title: str | None = None) -> Figure:
             ax.plot([t, t + 1], [a.i + 0.5, a.i - 0.5 + 0.5], color=Y_COLOR, lw=3)
     ax.set_xlabel("time (actions)")
     ax.set_ylabel("step i")
+    _integer_ticks(ax)
     if title is None:
         title = f"{schedule.name}: peak {schedule.peak}, {schedule.recomputations} recomputations"
     return finish(fig, ax, title)
@@ -177,21 +187,39 @@ def level_diagram(schedule, write: Sequence[float], read: Sequence[float],
             ax.plot([t], [e.i], "^" if e.kind == "write" else "v", ms=7,
                     color=LEVEL_COLORS[e.level % len(LEVEL_COLORS)])
             t += cost
-    ax.set_xlabel("time")
+    n_back = sum(e.kind == "B" for e in schedule.events)
+    ax.set_xlabel(f"time; the {n_back} backward steps (drawn 0.5 wide) are not in the total",
+                  fontsize=8)
     ax.set_ylabel("step i")
-    return finish(fig, ax, title or f"time {schedule.time:g}: {schedule.forwards} forward steps, "
-                                    f"{schedule.writes} writes, {schedule.reads} reads")
+    _integer_ticks(ax)
+    return finish(fig, ax, title or f"total time {schedule.time:g}: {schedule.forwards} forward "
+                                    f"steps, {schedule.writes} writes, {schedule.reads} reads, "
+                                    "each at its cost")
+
+
+def _integer_ticks(*axes) -> None:
+    """Steps and indices are whole numbers: no tick at 2.5."""
+    from matplotlib.ticker import MaxNLocator
+    for ax in axes:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def chain_profile(chain) -> Figure:
-    """A heterogeneous chain's parameters: value sizes x_i and forward costs wf_i per step."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(6.4, 2.2))
+    """A heterogeneous chain's parameters: value sizes x_i, and the costs wf_i of F_i and wb_i of
+    B_i side by side per step."""
+    from matplotlib.ticker import MaxNLocator
+    fig, (a, b) = plt.subplots(1, 2, figsize=(7.2, 2.3))
     a.bar(range(len(chain.sizes)), chain.sizes, color=X_COLOR)
     a.set_xlabel("i")
-    a.set_ylabel("size of x_i")
-    b.bar(range(len(chain.forward_costs)), chain.forward_costs, color="#999999")
+    a.set_ylabel("size of x_i (units)")
+    fwd, bwd = chain.forward_costs, chain.backward_costs
+    b.bar([i - 0.2 for i in range(len(fwd))], fwd, width=0.4, color=X_COLOR, label="F_i (wf)")
+    b.bar([i + 0.2 for i in range(len(bwd))], bwd, width=0.4, color=Y_COLOR, label="B_i (wb)")
     b.set_xlabel("i")
-    b.set_ylabel("cost of F_i")
+    b.set_ylabel("cost (time units)")
+    b.legend(fontsize=7, frameon=False)
+    for ax in (a, b):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     return fig
 

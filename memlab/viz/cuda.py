@@ -1,5 +1,6 @@
 """Pictures of GPU kernels for lesson 14: threads and blocks over an array, the tiles of the
-shared-memory matrix product stepped one by one, and allocations per memory scheme.
+shared-memory matrix product stepped one by one, a block's halving tree reduction, and
+allocations per memory scheme.
 
 Only draws: the tile schedule comes from :func:`memlab.cuda.matmul.tile_schedule` and the
 allocation counts from the executors' run statistics, both passed in.
@@ -40,6 +41,41 @@ def thread_map(n: int, threads: int) -> Figure:
     ax.axis("off")
     ax.set_title(f"{n} elements, blocks of {threads} threads: grid of {blocks} blocks", fontsize=10)
     plt.close(fig)   # shown once, as the cell's value, not again by the inline backend
+    return fig
+
+
+def reduction_tree(rounds: Sequence[Any], title: str | None = None) -> Figure:
+    """A block's tree reduction, one row per round (from :func:`memlab.cuda.tree_rounds`): the
+    shared array's values, the threads still working in colour, and an arrow from ``s[t + step]``
+    into ``s[t]`` for each addition; ``s[0]`` of the last row is the total. Closed before it is
+    returned, so a notebook shows it once."""
+    threads = len(rounds[0])
+    fig, ax = plt.subplots(figsize=(min(11, 0.8 * threads + 2.2), 0.75 * len(rounds) + 0.6))
+    for r, row in enumerate(rounds):
+        y = -1.4 * r
+        working = threads if r == 0 else threads >> r        # threads that wrote in this round
+        for t, v in enumerate(row):
+            live = t < working
+            ax.add_patch(Rectangle((t, y), 1, 0.8, facecolor=color(r) if live else "white",
+                                   edgecolor="#555" if live else "#bbb", lw=0.8))
+            ax.text(t + 0.5, y + 0.4, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color="#000" if live else "#aaa")
+        label = "partial sums" if r == 0 else f"step {threads >> r}"
+        ax.text(-0.2, y + 0.4, label, ha="right", va="center", fontsize=8)
+        if r:
+            step = threads >> r
+            for t in range(step):
+                for src in (t, t + step):
+                    ax.annotate("", xy=(t + 0.5, y + 0.8), xytext=(src + 0.5, y + 1.4),
+                                arrowprops={"arrowstyle": "->", "lw": 0.6, "color": "#666"})
+    for t in range(threads):
+        ax.text(t + 0.5, 1.0, f"t={t}", ha="center", fontsize=7, color="#333")
+    ax.set_xlim(-2.2, threads + 0.2)
+    ax.set_ylim(-1.4 * (len(rounds) - 1) - 0.2, 1.4)
+    ax.axis("off")
+    ax.set_title(title or f"one block of {threads} threads: {len(rounds) - 1} halving rounds, "
+                          f"total {rounds[-1][0]:.4f} in s[0]", fontsize=10)
+    plt.close(fig)
     return fig
 
 

@@ -45,20 +45,29 @@ def _given(ex: Executor, values: Mapping[Node, Any], what: str) -> tuple[list[No
 
 
 def naive_frames(ex: Executor, values: Mapping[Node, Any]) -> list[Frame]:
-    """Frames of a naive executor's run (p.12-13): each op gets a fresh array of its own colour,
-    and the temporary memory grows by one array per op. ``ex`` has run; ``values`` labels nodes."""
+    """Frames of a naive executor's run as the slides draw it (p.11-12): first **allocate**
+    temporary memory for every intermediate value (one fresh array, one colour each), then
+    **traverse** the graph in topological order, each op filling its own array. ``ex`` has run;
+    its trace gives the order and the bytes; ``values`` labels nodes. (memlab's executor obtains
+    each array just before its op runs; the bytes, and the picture at the end, are the same.)"""
     inputs, given = _given(ex, values, "executor")
     outs = ex.outputs
+    trace = ex.stats.trace
+    tags = {step.node: i for i, step in enumerate(trace)}
+    total = sum(step.allocated for step in trace)
     frames = [Frame(draw_graph(outs, values={n: _text(values[n]) for n in inputs}),
-                    f"Allocate nothing yet: the inputs {given} are given")]
+                    f"Allocate nothing yet: the inputs {given} are given"),
+              Frame(draw_graph(outs, storage=tags, values={n: _text(values[n]) for n in inputs}),
+                    f"allocate: a fresh array for every one of the {len(trace)} intermediate "
+                    f"values, {total} bytes of temporary memory, before any op runs")]
     done: list[Node] = []
-    for step in ex.stats.trace:
+    for step in trace:
         done.append(step.node)
         shown = {n: _text(values[n]) for n in [*inputs, *done]}
-        picture = draw_graph(outs, storage={n: i for i, n in enumerate(done)},
-                             highlight=[step.node], values=shown)
-        frames.append(Frame(picture, f"step {step.index + 1}: run {step.node.name}, allocate "
-                                     f"{step.allocated} bytes; temporary memory now {step.held} bytes"))
+        picture = draw_graph(outs, storage=tags, highlight=[step.node], values=shown)
+        frames.append(Frame(picture, f"traverse, step {step.index + 1}: run {step.node.name} "
+                                     f"into its array #{tags[step.node]} ({step.allocated} bytes); "
+                                     f"temporary memory stays {total} bytes"))
     return frames
 
 

@@ -55,17 +55,20 @@ def _label(n: Node, show_shapes: bool, value: str | None) -> str:
 def draw_graph(outputs: Node | Iterable[Node], storage: Mapping[Node, int] | None = None,
                highlight: Iterable[Node] = (), done: Iterable[Node] = (),
                values: Mapping[Node, str] | None = None, show_shapes: bool = False,
-               rankdir: str = "TB", title: str | None = None, size: str | None = None) -> graphviz.Digraph:
+               rankdir: str = "TB", title: str | None = None, size: str | None = None,
+               marked: Iterable[Node] = ()) -> graphviz.Digraph:
     """A Graphviz picture of the graph behind ``outputs``.
 
     ``storage`` maps nodes to storage ids (drawn as fill colours and a
     ``#id`` tag); ``highlight`` gets a thick border (the node running now);
     ``done`` nodes have solid edges to them, others dashed (p.22's "operation
-    completed" / "not completed"); ``values`` adds a value under a node.
+    completed" / "not completed"); ``values`` adds a value under a node;
+    ``marked`` nodes (the backward pass, say) get a double border, a cue that
+    is not a colour, since a colour always means a storage.
     """
     outs = as_list(outputs)
     order = topo_order(outs)
-    hi, dn = set(highlight), set(done)
+    hi, dn, mk = set(highlight), set(done), set(marked)
     storage = storage or {}
     values = values or {}
     g = digraph(rankdir, title, size)
@@ -77,7 +80,8 @@ def draw_graph(outputs: Node | Iterable[Node], storage: Mapping[Node, int] | Non
         if sid is not None:
             label += f"\n#{sid}"
         g.node(str(n.id), label, shape="ellipse" if leaf else "box", fillcolor=fill,
-               penwidth="3" if n in hi else "1", color="#c0392b" if n in hi else "#333333")
+               penwidth="3" if n in hi else "1", color="#c0392b" if n in hi else "#333333",
+               peripheries="2" if n in mk else "1")
         for x in n.inputs:
             style = "solid" if (not dn or n in dn) else "dashed"
             g.edge(str(x.id), str(n.id), style=style)

@@ -35,7 +35,7 @@ from .palette import LEAF, NEUTRAL, color
 from .stepper import Frame
 
 __all__ = ["draw_plan_state", "planning_frames", "PoolBlock", "pool_blocks", "draw_pool", "pool_timeline",
-           "draw_layout", "bytes_bars", "RUNNING"]
+           "draw_layout", "bytes_bars", "bytes_against", "RUNNING"]
 
 #: border of the op running now
 RUNNING = "#c0392b"
@@ -319,3 +319,29 @@ def bytes_bars(values: Mapping[str, float], lower_bound: float | None = None, ax
     fig.tight_layout()
     return fig
 
+
+
+def bytes_against(xs: Sequence[float], series: Mapping[str, Sequence[float]], mark: float | None = None,
+                  floor: float | None = None, floor_label: str = "", xlabel: str = "",
+                  title: str | None = None, figsize: tuple[float, float] = (5.6, 2.8)) -> Any:
+    """Bytes against a knob (batch, depth): one line with markers per series, in MB from 0, so a
+    line that does not start at 0 shows its fixed part; ``mark`` is the knob's current value
+    (a dotted vertical line), ``floor`` a dashed horizontal line (a part that does not grow)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    for k, (name, ys) in enumerate(series.items()):
+        ax.plot(xs, [y / 1e6 for y in ys], "o-", color=color(k), label=name, ms=4)
+    if floor is not None:
+        ax.axhline(floor / 1e6, color="#555555", ls="--", lw=1, label=floor_label or None)
+    if mark is not None:
+        ax.axvline(mark, color="#c0392b", ls=":", lw=1)
+    ax.set_xlim(0, max(xs) * 1.05)
+    ax.set_ylim(0, None)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("MB")
+    ax.legend(fontsize=8, frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

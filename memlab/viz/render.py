@@ -44,3 +44,13 @@ def to_svg(obj: Any) -> str:
     else:
         raise TypeError(f"cannot draw {type(obj).__name__} as SVG")
     return _COMMENT.sub("", _XML_HEAD.sub("", svg)).strip()
+
+
+def show(fig: Any) -> None:
+    """Display a matplotlib figure once and close it: for a slider's callback, whose Output would
+    otherwise get the figure again from the inline backend, or none in a front end that does not
+    flush figures into widgets."""
+    from IPython.display import display
+    import matplotlib.pyplot as plt
+    display(fig)
+    plt.close(fig)

@@ -146,3 +146,17 @@ def test_pool_conv_flip_wgrad(shape, k):
     close(run(mc.flip, (k,), w), w[::-1])
     want = np.einsum("bik,bi->k", _windows(x, k).reshape(-1, shape[-1], k), g.reshape(-1, shape[-1]))
     close(run(mc.conv_wgrad, (k,), x, g), want, 1e-4)
+
+
+def test_tree_rounds_follow_the_halving_rule_and_the_kernel():
+    """tree_rounds (numpy) against a hand computation, and its total against the kernel's."""
+    import numpy as np
+    rounds = mc.tree_rounds([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], threads=4)
+    assert [list(r) for r in rounds] == [[6, 8, 10, 4], [16, 12, 10, 4], [28, 12, 10, 4]]
+    x = np.random.default_rng(3).standard_normal((7, 1)).astype(np.float32)
+    out = mc.device_empty((1,))
+    mc.reduce_axes(mc.to_device(x), out, axes=[0])
+    assert out.copy_to_host()[0] == mc.tree_rounds(x[:, 0])[-1][0]     # same adds, same order
+    for bad in (0, 3, 2.0):
+        with pytest.raises(ml.ShapeError, match="power of two"):
+            mc.tree_rounds([1.0], threads=bad)

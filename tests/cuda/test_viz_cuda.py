@@ -27,3 +27,9 @@ def test_tile_stepper_moves_through_every_tile():
 def test_thread_map_and_allocation_bars_draw():
     assert "<svg" in viz.to_svg(vc.thread_map(20, 8))
     assert "<svg" in viz.to_svg(vc.allocation_bars([("arena", 1, 2304), ("per tensor", 16, 3212)]))
+
+
+def test_reduction_tree_draws_each_round():
+    rounds = mc.tree_rounds([1.0, 2.0, 3.0, 4.0, 5.0], threads=4)
+    svg = viz.to_svg(vc.reduction_tree(rounds))
+    assert "<svg" in svg and "step 1" in svg and "15.00" in svg

@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from memlab.memory.checkplan import check_plan
 from memlab.memory.coloring import (concurrency_tradeoff, control_vs_mutation, implicit_dependencies,
                              longest_path_coloring, node_colors, simulate_schedule)
-from memlab.models import slide23
+from memlab.graph import topo_order
+from memlab.models import slide23, slide24
 from memlab.memory.planner import plan_memory
 from strategies import random_dags
 
@@ -65,3 +66,19 @@ def test_schedules_respect_dependencies(dag):
         assert mut["makespan_mutation"] == mut["makespan_control"] or mut["makespan_mutation"] >= data
         colors = node_colors(plan.order, k)
         assert set(colors.values()) <= set(range(k))
+
+
+def test_slide24_rebuilt_graph_colours_as_the_slide_counts():
+    """p.24: ten rewards of 1; the first longest path takes seven, the next the other three. The
+    path lengths are checked by brute force over every source-to-sink path of the graph."""
+    g = slide24()
+    ops = [n for n in topo_order(g["n7"]) if not n.is_leaf]
+    assert len(ops) == 10
+
+    def paths(node):                       # every path of ops ending at node
+        ins = [x for x in node.inputs if not x.is_leaf]
+        return [[node]] if not ins else [p + [node] for x in ins for p in paths(x)]
+    assert max(len(p) for p in paths(g["n7"])) == 7
+    rounds = longest_path_coloring(g["n7"], colors=3)["paths"]
+    assert [len(p) for p in rounds] == [7, 3, 0]
+    assert {n.name for n in rounds[1]} == {"n8", "n9", "n10"}

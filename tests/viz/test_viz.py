@@ -14,6 +14,17 @@ def test_draw_graph_colours_nodes_by_storage():
     assert "<?xml" not in svg
 
 
+def test_draw_graph_marks_nodes_with_a_double_border_not_a_colour():
+    a, b = ml.placeholder("a"), ml.placeholder("b")
+    m = a * b
+    y = ml.exp(m + 3)
+    plain = viz.to_svg(viz.draw_graph(y))
+    svg = viz.to_svg(viz.draw_graph(y, marked=[m, y]))
+    # graphviz draws a second outline per marked box: two more polygons, and no storage colour
+    assert svg.count("<polygon") == plain.count("<polygon") + 2
+    assert viz.color(0) not in svg
+
+
 def test_stepper_moves_and_shows_each_caption_headless():
     frames = [viz.Frame(f"<svg><text>{i}</text></svg>", f"step {i}") for i in range(4)]
     s = viz.Stepper(frames)
@@ -30,3 +41,13 @@ def test_stepper_moves_and_shows_each_caption_headless():
 def test_memory_plot_marks_the_peak():
     svg = viz.to_svg(viz.memory_plot([1, 4, 2]))
     assert "peak 4" in svg
+
+
+def test_show_displays_a_figure_once_and_closes_it(monkeypatch):
+    import matplotlib.pyplot as plt
+    import IPython.display
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    fig, _ = plt.subplots()
+    viz.show(fig)
+    assert shown == [fig] and not plt.fignum_exists(fig.number)

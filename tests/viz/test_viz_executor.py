@@ -36,21 +36,24 @@ def test_node_values_match_the_arithmetic(slide12):
     assert by_name["mul"] == 32 and by_name["add-const"] == 35      # slide p.12
 
 
-def test_naive_stepper_shows_each_op_allocating(slide12):
+def test_naive_stepper_allocates_first_then_runs(slide12):
     a, b, out = slide12
     ex = ml.Executor(out)
     ex.run({a: 4, b: 8})
     seen = _step_through(executor.naive_frames(ex, executor.node_values(out, {a: 4, b: 8})))
-    assert len(seen) == 4                                           # start + three ops
+    assert len(seen) == 5                                           # start, allocate, three ops
     assert seen[0][0] == "Allocate nothing yet: the inputs a = 4 and b = 8 are given"
-    for k, name in enumerate(["mul", "add-const", "exp"], start=1):
+    # p.11: every intermediate gets its array before any op runs: 3 float32 scalars
+    assert seen[1][0] == ("allocate: a fresh array for every one of the 3 intermediate values, "
+                          "12 bytes of temporary memory, before any op runs")
+    assert all(f"#{k}" in seen[1][1] for k in range(3)) and ">= 32<" not in seen[1][1]
+    for k, name in enumerate(["mul", "add-const", "exp"], start=2):
         cap, shown = seen[k]
-        # a float32 scalar per op, never given back: 4 more bytes held per step
-        assert cap == (f"step {k}: run {name}, allocate 4 bytes; "
-                       f"temporary memory now {4 * k} bytes")
+        assert cap == (f"traverse, step {k - 1}: run {name} into its array #{k - 2} (4 bytes); "
+                       "temporary memory stays 12 bytes")
         assert html.escape(cap) in shown and shown.count("<svg") == 1
     assert len({shown for _, shown in seen}) == len(seen)           # the Output changes
-    assert ">= 32<" in seen[1][1] and ">= 35<" in seen[2][1]           # the values as labels
+    assert ">= 32<" in seen[2][1] and ">= 35<" in seen[3][1]           # the values as labels
 
 
 def test_pool_stepper_follows_the_pool_events(slide12):

@@ -112,3 +112,15 @@ def test_draw_plan_state_without_counts_or_box():
     y = ml.exp(x, name="y")
     svg = _svg(plans.draw_plan_state(y, {y: 0}, refcount=None, box=None))
     assert "y = exp(x)" in svg and "box of free tags" not in svg
+
+
+def test_bytes_against_draws_each_series_from_zero_with_the_mark_and_floor():
+    series = {"naive": [3e6, 4e6, 6e6], "planned": [2e6, 2.5e6, 3.5e6]}
+    fig = plans.bytes_against([8, 16, 32], series, mark=16, floor=1e6,
+                              floor_label="weight gradients", xlabel="batch")
+    ax = fig.axes[0]
+    assert ax.get_ylim()[0] == 0 and ax.get_xlim()[0] == 0      # the fixed part is visible
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    assert list(lines["naive"].get_ydata()) == [3.0, 4.0, 6.0]   # in MB
+    assert "weight gradients" in lines and lines["weight gradients"].get_ydata()[0] == 1.0
+    assert "batch" in _svg(fig)
