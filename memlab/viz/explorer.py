@@ -148,6 +148,11 @@ class Explorer(widgets.VBox):
         self._redraw()
 
     @property
+    def sliders(self) -> tuple[widgets.Widget, ...]:
+        """The controls, in order."""
+        return tuple(self.controls.values())
+
+    @property
     def values(self) -> dict[str, Any]:
         """The controls' current values."""
         return {k: w.value for k, w in self.controls.items()}
