@@ -72,7 +72,7 @@ def _top_level_commas(span: str) -> list[str]:
     for ch in span:
         depth += ch in "([" and 1 or 0
         depth -= ch in ")]" and 1 or 0
-        if ch == "," and depth == 0:
+        if ch in ",/" and depth == 0:
             out.append(cur.strip())
             cur = ""
         else:
@@ -155,10 +155,9 @@ def api_page(names: list[str]) -> str:
             kind = ("automodule" if isinstance(obj, type(sys)) else
                     "autoclass" if isinstance(obj, type) else
                     "autofunction" if callable(obj) else "autodata")
-            opts = "\n:members:" if kind == "autoclass" else ""
-            if kind == "autoclass" and issubclass(obj, BaseException):
-                opts = ""
-            lines += [f"```{{{kind}}} {n}{opts}", "```", ""]
+            opts = "   :members:" if kind == "autoclass" and not issubclass(obj, BaseException) \
+                else ""
+            lines += ["```{eval-rst}", f".. {kind}:: {n}", *([opts] if opts else []), "```", ""]
     return "\n".join(lines)
 
 

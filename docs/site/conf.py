@@ -14,7 +14,11 @@ sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
 project = "memlab"
 author = "the memlab authors"
 copyright = "memlab authors; slides and notes credited on each page"
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "sphinx-mathjax-offline"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax"]
+# MathJax from the site itself: the copy the sphinx-mathjax-offline package ships (copied at the
+# end of the build, less what no page loads; see _mathjax below). Its own extension would make
+# Sphinx read the pages one at a time.
+mathjax_path = "mathjax/tex-chtml.js"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "downloads"]
 html_theme = "sphinx_book_theme"
 html_title = "memlab: how deep-learning and task-graph systems save memory"
@@ -22,12 +26,14 @@ html_static_path = ["_static"]
 html_css_files = ["memlab.css"]
 html_theme_options = {
     "show_toc_level": 2,
-    "use_download_button": True,
+    "use_download_button": False,   # exercises have their own download link
     "use_fullscreen_button": False,
     "use_repository_button": False,
     "navigation_with_keys": False,
 }
 html_last_updated_fmt = None
+html_context = {"default_mode": "light"}
+html_favicon = "_static/favicon.svg"
 html_copy_source = False          # no .ipynb/.md sources beside the pages (exercises have downloads)
 html_show_sourcelink = False
 
@@ -61,10 +67,16 @@ _MATHJAX_UNUSED = ["sre", "output/svg", "output/svg.js", "node-main.js", "tex-sv
                    "mml-chtml.js", "tex-chtml-full.js", "tex-chtml-full-speech.js"]
 
 
-def _prune_mathjax(app, exc):
+def _mathjax(app, exc):
+    import importlib.util
     import shutil
+    if exc is not None:
+        return
+    spec = importlib.util.find_spec("sphinx-mathjax-offline")
+    source = os.path.join(os.path.dirname(spec.origin), "static", "mathjax")
     root = os.path.join(app.outdir, "_static", "mathjax")
-    for rel in _MATHJAX_UNUSED if exc is None else ():
+    shutil.copytree(source, root, dirs_exist_ok=True)
+    for rel in _MATHJAX_UNUSED:
         path = os.path.join(root, rel)
         if os.path.isdir(path):
             shutil.rmtree(path)
@@ -74,4 +86,4 @@ def _prune_mathjax(app, exc):
 
 def setup(app):
     app.connect("autodoc-process-docstring", _used_in)
-    app.connect("build-finished", _prune_mathjax)
+    app.connect("build-finished", _mathjax)
