@@ -189,10 +189,43 @@ def landing_page(index: Any, lesson_files: list[str], exercise_files: list[str])
     return "\n".join(body)
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+NO_REPLAY = ('<p class="memlab-fb-note"><i>This widget is live only with a kernel: run this lesson'
+             " in JupyterLab to vary it.</i></p>")
+
+
+def static_widgets(nb: Any, state: dict | None = None) -> tuple[int, int]:
+    """Widget outputs a page replays (memlab's flipbooks) and those it cannot (given a note).
+
+    A widget with no ``text/html`` of its own (a progress bar, a plain ipywidget) keeps
+    its text and gains the line saying it needs a kernel; the count is reported.
+    """
+    replayed = missing = 0
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if WIDGET_VIEW not in data:
+                continue
+            plain = "".join(data.get("text/plain", ""))
+            bar = re.match(r"(?:Int|Float)Progress\(value=([\d.]+).*?max=([\d.]+)", plain)
+            if "memlab-flipbook" in "".join(data.get("text/html", "")):
+                replayed += 1
+            elif bar:   # a progress bar: nothing to vary, shown as the stored state left it
+                model = (state or {}).get(data[WIDGET_VIEW].get("model_id"), {}).get("state", {})
+                value, top = model.get("value", bar.group(1)), model.get("max", bar.group(2))
+                data["text/html"] = (f'<progress value="{value}" max="{top}"></progress> '
+                                     f"{model.get('description', '')} {value} / {top}")
+            else:
+                missing += 1
+                data["text/html"] = NO_REPLAY
+    return replayed, missing
+
+
 def stage_lesson(nb: Any, names: list[str], exercise: str | None) -> Any:
     """A lesson's page: the stored notebook, without widget state, with its library links."""
     nb = copy.deepcopy(nb)
-    nb.metadata.pop("widgets", None)
+    state = nb.metadata.pop("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    nb.metadata["memlab_widgets"] = static_widgets(nb, state.get("state", {}))
     if names:
         links = ", ".join(f"{{py:obj}}`~{n}`" for n in names)
         text = f"*From the library on this page:* {links}."
@@ -228,13 +261,16 @@ def stage(src: Path, only: set[str] | None = None) -> dict[str, Any]:
                      if only is None or p.name[:2] in only or p.name.startswith("00"))
     exercises = sorted((ROOT / "exercises").glob("*.ipynb"))
     usage: dict[str, list[str]] = {}
+    widgets: dict[str, tuple[int, int]] = {}
     for p in lessons:
         nb = nbformat.read(p, as_version=4)
         used = used_names(nb, documented)
         for n in used:
             usage.setdefault(n, []).append(p.stem)
         ex = next((e.name for e in exercises if e.name[:2] == p.name[:2]), None)
-        nbformat.write(stage_lesson(nb, used, ex), src / "lessons" / p.name)
+        staged_nb = stage_lesson(nb, used, ex)
+        widgets[p.stem] = staged_nb.metadata.pop("memlab_widgets")
+        nbformat.write(staged_nb, src / "lessons" / p.name)
     for p in exercises:
         nb = nbformat.read(p, as_version=4)
         nbformat.write(stage_exercise(nb, p.name), src / "exercises" / p.name)
@@ -246,7 +282,7 @@ def stage(src: Path, only: set[str] | None = None) -> dict[str, Any]:
     (src / "api.md").write_text(api_page(names))
     (src / "usage.json").write_text(json.dumps(usage, indent=1))
     return {"lessons": [p.name for p in lessons], "exercises": [p.name for p in exercises],
-            "names": names}
+            "names": names, "widgets": widgets}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(out)
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", args.jobs, args.src, str(out)]
     rc = subprocess.call(cmd)
+    for stem, (replayed, missing) in staged["widgets"].items():
+        if replayed or missing:
+            print(f"  {stem}: {replayed} widget(s) replayed on the page"
+                  + (f", {missing} live only in JupyterLab" if missing else ""))
     if rc == 0:
         size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
         print(f"site: {len(staged['lessons'])} lessons, {len(staged['exercises'])} exercises, "
