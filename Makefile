@@ -12,7 +12,7 @@ UV_VERSION := 0.13.9
 PYTEST := $(PY) -m pytest -q -rs
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test unit lessons-test grading-test browser-test lock exercises bench clean
+.PHONY: lab test unit lessons-test grading-test browser-test lock exercises bench site clean
 
 # The virtual environment, installed from the lock file (exact versions), then memlab itself.
 # The lock pins every extra (test, dask), so `make test` runs the Dask tests too.
@@ -67,8 +67,12 @@ lock:
 exercises: $(STAMP)
 	$(VENV)/bin/memlab assign solutions --out exercises $(if $(FORCE),--force)
 
+# The course as a static website in build/site (the stored notebooks, not re-executed; see README).
+site: $(STAMP)
+	$(PY) scripts/site.py --out build/site
+
 bench: $(STAMP)
 	@for f in bench/[a-z]*.py; do echo "== $$f"; PYTHONUNBUFFERED=1 $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis build

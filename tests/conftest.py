@@ -42,7 +42,7 @@ def _work_unit(nodeid: str) -> str:
 
 
 #: the slowest units go first, so that the two processes finish at about the same time
-_SLOW_FIRST = ("tests/lessons/test_browser.py", "tests/grading/", "lessons/", "tests/lessons/")
+_SLOW_FIRST = ("tests/lessons/test_browser.py", "tests/site/", "tests/grading/", "lessons/", "tests/lessons/")
 
 
 def _rank(nodeid: str) -> int:

@@ -2,7 +2,8 @@
 
 Nothing in the algorithm modules imports this package: graphs are drawn with
 Graphviz (:mod:`.graphs`), curves and Gantt charts with matplotlib
-(:mod:`.plots`), and slide steppers are ipywidgets (:mod:`.stepper`).
+(:mod:`.plots`), slide steppers and sliders are ipywidgets (:mod:`.stepper`,
+:mod:`.explorer`) that also carry a static flipbook of their frames (:mod:`.flipbook`).
 One palette (:data:`PALETTE`) colours storages in every lesson:
 same colour = same memory, as in the CSE599G1 figures.
 """
@@ -11,9 +12,10 @@ from .render import to_svg, setup, show
 from .graphs import draw_graph
 from .plots import memory_plot, gantt
 from .stepper import Frame, Stepper
+from .explorer import Explorer, interact
 
 __all__ = ["PALETTE", "color", "to_svg", "setup", "show", "draw_graph", "memory_plot", "gantt",
-           "Frame", "Stepper"]
+           "Frame", "Stepper", "Explorer", "interact"]
 from .trees import (fronts_by_depth, draw_tree, draw_taskgraph, traversal_bars,  # noqa: E402
                     traversal_frames, side_by_side, tree_gantt)
 

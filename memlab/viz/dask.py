@@ -24,6 +24,7 @@ from ..scheduling import taskgraph
 from ..scheduling.treebase import Tree, memory_profile, peak
 from ..scheduling.treegen import random_tree
 from ..scheduling.treesim import TreeSchedule
+from .explorer import Explorer
 from .palette import color
 
 __all__ = ["run_figure", "mapping_pair", "order_rows", "order_table", "order_explorer"]
@@ -133,14 +134,8 @@ def order_table(rows: Sequence[Mapping[str, Any]]) -> str:
             "median over 5 trees (worst: the largest)</p>")
 
 
-def order_explorer(sizes: Sequence[int] = (20, 50, 100, 200, 500, 1000)) -> widgets.VBox:
+def order_explorer(sizes: Sequence[int] = (20, 50, 100, 200, 500, 1000)) -> Explorer:
     """A slider over the tree size redrawing :func:`order_table` (lesson 12)."""
-    slider = widgets.SelectionSlider(options=list(sizes), value=sizes[len(sizes) // 2],
-                                     description="nodes")
-    out = widgets.HTML(order_table(order_rows(slider.value)))
-
-    def redraw(change: Mapping[str, Any]) -> None:
-        out.value = order_table(order_rows(change["new"]))
-
-    slider.observe(redraw, names="value")
-    return widgets.VBox([slider, out])
+    return Explorer(lambda nodes: order_table(order_rows(nodes)), {
+        "nodes": widgets.SelectionSlider(options=list(sizes), value=sizes[len(sizes) // 2],
+                                         description="nodes")})

@@ -26,6 +26,7 @@ from ..scheduling import mapping, taskgraph, treebase, treegen
 from ..scheduling.liu import optimal_traversal
 from ..scheduling.postorder import best_postorder, postorder_terms
 from .palette import color
+from .explorer import Explorer
 from .stepper import Frame, Stepper
 from .trees import draw_taskgraph, draw_tree, side_by_side, traversal_frames
 
@@ -101,26 +102,20 @@ def counterexample_text(b: int, K: int, M: float, eps: float) -> str:
             f"ratio BPO/BT = {bpo / bt:.3f} {verdict}</pre>")
 
 
-def counterexample_explorer(b: int = 3, K: int = 1, M: float = 12.0, eps: float = 1.0) -> widgets.VBox:
-    """Sliders for b, K, M, eps of the seed's T_K (seed 002, "Post-order is not
-    optimal"); each change recomputes both peaks (a few ms up to b=5, K=3)."""
-    sb = widgets.IntSlider(value=b, min=2, max=5, description="b")
-    sk = widgets.IntSlider(value=K, min=1, max=3, description="K")
-    sm = widgets.FloatSlider(value=M, min=1.0, max=100.0, step=1.0, description="M")
-    se = widgets.FloatLogSlider(value=eps, base=10, min=-3, max=1, step=0.25, description="eps")
-    out = widgets.HTML()
-
-    def redraw(_=None):
+def counterexample_explorer(b: int = 3, K: int = 1, M: float = 12.0, eps: float = 1.0) -> Explorer:
+    """Sliders for b, K, M, eps of the slides' T_K ("Post-order is not optimal");
+    each change recomputes both peaks (a few ms up to b=5, K=3)."""
+    def render(b: int, K: int, M: float, eps: float) -> str:
         try:
-            out.value = counterexample_text(sb.value, sk.value, sm.value, se.value)
+            return counterexample_text(b, K, M, eps)
         except MemlabError as err:   # e.g. eps >= M: the family needs M > eps > 0
-            out.value = f"<pre>{_html.escape(str(err))}</pre>"
-    for s in (sb, sk, sm, se):
-        s.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([sb, sk]), widgets.HBox([sm, se]), out])
-    box.sliders = (sb, sk, sm, se)
-    return box
+            return f"<pre>{_html.escape(str(err))}</pre>"
+    return Explorer(render, {
+        "b": widgets.IntSlider(value=b, min=2, max=5, description="b"),
+        "K": widgets.IntSlider(value=K, min=1, max=3, description="K"),
+        "M": widgets.FloatSlider(value=M, min=1.0, max=100.0, step=1.0, description="M"),
+        "eps": widgets.FloatLogSlider(value=eps, base=10, min=-3, max=1, step=0.25,
+                                      description="eps")})
 
 
 def subtree_colors(tree: Any) -> dict[int, str]:
@@ -202,22 +197,14 @@ def mapping_html(tree: Any, w: Sequence[float], P: int, alpha: float, factor: fl
 
 
 def mapping_explorer(tree: Any, w: Sequence[float], colors: Mapping[int, str] | None = None,
-                     P: int = 4, alpha: float = 0.5, factor: float = 1.5) -> widgets.VBox:
+                     P: int = 4, alpha: float = 0.5, factor: float = 1.5) -> Explorer:
     """Sliders for P, alpha and the memory bound (as a multiple of the sequential
-    minimum) redrawing the three mappings' Gantt charts (seed 002, parallel traversals)."""
-    sp = widgets.IntSlider(value=P, min=1, max=8, description="P")
-    sa = widgets.FloatSlider(value=alpha, min=0.3, max=1.0, step=0.05, description="alpha")
-    sf = widgets.FloatSlider(value=factor, min=1.0, max=4.0, step=0.25, description="M_B / min")
-    out = widgets.HTML()
-
-    def redraw(_=None):
-        out.value = mapping_html(tree, w, sp.value, sa.value, sf.value, colors)
-    for s in (sp, sa, sf):
-        s.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([sp, sa, sf]), out])
-    box.sliders = (sp, sa, sf)
-    return box
+    minimum) redrawing the three mappings' Gantt charts (the slides' parallel traversals)."""
+    return Explorer(lambda P, alpha, factor: mapping_html(tree, w, P, alpha, factor, colors), {
+        "P": widgets.IntSlider(value=P, min=1, max=8, description="P"),
+        "alpha": widgets.FloatSlider(value=alpha, min=0.3, max=1.0, step=0.05, description="alpha"),
+        "factor": widgets.FloatSlider(value=factor, min=1.0, max=4.0, step=0.25,
+                                      description="M_B / min")})
 
 
 def schedule_figure(graph: Any, s: Any, title: str, axes: Any = None) -> Any:

@@ -3,7 +3,9 @@
 Frames are computed up front from an algorithm's own trace (for example a
 plan's ``steps``), so the widget only displays (LESSONS.md "Steppers").
 The Play button and the slider are tied with ``widgets.link`` (not
-``jslink``), so stepping also works headless and in tests.
+``jslink``), so stepping also works headless and in tests. Beside the widget
+view, a stepper's display carries its frames as a static flipbook
+(:mod:`.flipbook`), so a page without a kernel steps through them too.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any, Sequence
 import ipywidgets as widgets
 from IPython.display import HTML
 
+from .flipbook import Axis, flipbook_html
 from .render import to_svg
 
 
@@ -38,6 +41,8 @@ class Stepper(widgets.VBox):
         if not frames:
             raise ValueError("a Stepper needs at least one frame")
         self.frames = list(frames)
+        self.title = title or ""
+        self.interval_ms = interval_ms
         self._html = [f.html() for f in self.frames]  # rendered once, up front
         last = len(self.frames) - 1
         self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval_ms,
@@ -63,6 +68,19 @@ class Stepper(widgets.VBox):
         """Display frame ``i`` in the Output (works with or without a kernel)."""
         self.out.outputs = ()
         self.out.append_display_data(HTML(self._html[i]))
+
+    def flipbook(self) -> str:
+        """Every frame as a static flipbook (a slider and Play without a kernel)."""
+        axis = Axis("step", tuple(str(i) for i in range(len(self.frames))))
+        return flipbook_html([axis], self._html, self.title, play=True,
+                             interval_ms=self.interval_ms)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The live widget for JupyterLab, and the flipbook as ``text/html`` for static pages."""
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is not None:
+            data["text/html"] = self.flipbook()
+        return data
 
     def shown_html(self) -> str:
         """The HTML currently in the Output (for tests)."""

@@ -1,0 +1,313 @@
+"""The course website (`make site`): pages, links, no solution text, API entries, and in Chromium:
+no request outside the site, no console error, and steppers and sliders that replay their frames.
+
+A fast subset is built (lesson 00 and three lessons with steppers and sliders; every exercise).
+A replayed frame is compared with the frame the library renders for that position: the
+lesson's own code is run up to the widget's cell in a separate process, and the widget's frame
+there is compared with the one the page shows after the control is moved with the keyboard.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import html
+import http.server
+import json
+import re
+import subprocess
+import sys
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlparse
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBSET = ("01", "03", "12")   # the naive executor's stepper; planning steppers and a slider;
+CHROMIUM = Path("/usr/bin/chromium")  # the T_K explorer and the Dask order explorer
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("site")
+    out = tmp / "site"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "site.py"), "--out", str(out),
+                    "--src", str(tmp / "src"), "--lessons", ",".join(SUBSET)],
+                   check=True, cwd=ROOT, capture_output=True, text=True)
+    return out
+
+
+def built_lessons() -> list[Path]:
+    return [p for p in sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+            if p.name[:2] in SUBSET or p.name.startswith("00")]
+
+
+class _Page(HTMLParser):
+    """Ids, links and visible text of one page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.text: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        for key in ("href", "src"):
+            if a.get(key):
+                self.links.append(a[key])
+        self._skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self._skip -= tag in ("script", "style") and self._skip > 0
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+
+
+@functools.lru_cache(maxsize=None)
+def parse(path: Path) -> _Page:
+    p = _Page()
+    p.feed(path.read_text(errors="replace"))
+    return p
+
+
+def test_every_lesson_and_exercise_has_a_page(site):
+    for nb in built_lessons():
+        assert (site / "lessons" / (nb.stem + ".html")).is_file(), nb.name
+    for nb in sorted((ROOT / "exercises").glob("*.ipynb")):
+        page = site / "exercises" / (nb.stem + ".html")
+        assert page.is_file(), nb.name
+        assert any(l.endswith(f"/{nb.name}") and "_downloads" in l for l in parse(page).links), \
+            f"{nb.name}: no download link"
+    landing = " ".join("".join(parse(site / "index.html").text).split())
+    for words in ("make lab", "make test", "CSE599G1", "OpenNMT", "Memory-Aware Scheduling"):
+        assert words in landing, f"the landing page does not mention {words!r}"
+
+
+def test_internal_links_and_anchors_resolve(site):
+    missing = []
+    absent = {p.stem for p in (ROOT / "lessons").glob("*.ipynb")} - {p.stem for p in built_lessons()}
+    for page in site.rglob("*.html"):
+        if "_static" in page.parts:         # the theme's templates, not pages
+            continue
+        for link in parse(page).links:
+            url = urlparse(link)
+            if url.scheme or link.startswith(("mailto:", "javascript:", "data:")):
+                continue
+            target = (page.parent / unquote(url.path)).resolve() if url.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if target.stem in absent or Path(url.fragment).stem in absent:
+                continue                    # a lesson outside the fast subset
+            if not target.exists():
+                missing.append(f"{page.relative_to(site)} -> {link}")
+            elif url.fragment and target.suffix == ".html" and url.fragment not in parse(target).ids:
+                missing.append(f"{page.relative_to(site)} -> {link} (no such anchor)")
+    assert not missing, "\n".join(missing[:20])
+
+
+def _solution_only_lines() -> set[str]:
+    """Lines of the solutions that no exercise has: solution code and hidden tests."""
+    def lines(folder: str) -> set[str]:
+        out = set()
+        for p in (ROOT / folder).glob("*.ipynb"):
+            for c in nbformat.read(p, as_version=4).cells:
+                out |= {l.strip() for l in c.source.splitlines()}
+        return out
+    only = lines("solutions") - lines("exercises")
+    return {l for l in only if len(l) >= 25 and re.search(r"[A-Za-z]{3}", l) and not l.startswith("#")}
+
+
+def test_no_page_holds_a_solution_or_a_hidden_test(site):
+    secret = _solution_only_lines()
+    assert len(secret) > 50, "the solutions should have many lines the exercises lack"
+    leaks = []
+    for page in site.rglob("*.html"):
+        text = html.unescape(page.read_text(errors="replace"))
+        for marker in ("BEGIN HIDDEN TESTS", "BEGIN SOLUTION"):
+            if marker in text:
+                leaks.append(f"{page.name}: {marker}")
+        leaks += [f"{page.name}: {l}" for l in secret if l in text]
+    assert not leaks, "\n".join(leaks[:10])
+
+
+def test_every_public_name_has_an_api_entry(site):
+    rows, inside = [], False
+    for line in (ROOT / "README.md").read_text().splitlines():
+        inside = inside or line.startswith("| name | what it is |")
+        if inside and line.startswith("| `"):
+            rows.append(line.split(" | ")[0])
+    names = {m for r in rows for m in re.findall(r"`ml\.([A-Za-z_][\w.]*)", r)}
+    assert len(names) > 40
+    ids = parse(site / "api.html").ids
+    missing = sorted(n for n in names if not {f"memlab.{n}", f"module-memlab.{n}"} & ids)
+    assert not missing, f"no API entry for: {missing}"
+    api = " ".join("".join(parse(site / "api.html").text).split())
+    assert "Used in:" in api and "p.22" in api       # lessons listed; slide citations kept
+
+
+# ------------------------------------------------------------------------------ in Chromium
+def _why_skip() -> str | None:
+    if not CHROMIUM.exists():
+        return "Chromium is not installed at /usr/bin/chromium (make test installs it as root)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright Python package is missing"
+    return None
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = _why_skip()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def _open(browser, url):
+    page = browser.new_page()
+    requests, errors = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url, wait_until="networkidle")
+    return page, requests, errors
+
+
+PAGES = ["index.html", "api.html", "exercises/01_executor.html"] + \
+    [f"lessons/{p.stem}.html" for p in built_lessons()]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path", PAGES)
+def test_page_stays_inside_the_site_without_errors(browser, server, path):
+    page, requests, errors = _open(browser, urljoin(server, path))
+    try:
+        outside = [u for u in requests if not u.startswith(server) and not u.startswith("data:")]
+        assert not outside, f"requests outside the site: {outside[:5]}"
+        assert not errors, f"console errors: {errors[:5]}"
+    finally:
+        page.close()
+
+
+_LIBRARY_FRAMES = r"""
+import json, os, sys, nbformat
+from html.parser import HTMLParser
+from IPython.core.interactiveshell import InteractiveShell
+from memlab.viz import Stepper
+from memlab.viz.explorer import _axis_values
+from memlab.viz.flipbook import compact, sample_axes
+path, wanted = sys.argv[1], {int(k): v for k, v in json.loads(sys.argv[2]).items()}
+os.chdir(os.path.dirname(path))
+nb = nbformat.read(path, as_version=4)
+shell = InteractiveShell.instance()
+class T(HTMLParser):
+    def __init__(s): super().__init__(); s.t = []
+    def handle_data(s, d): s.t.append(d)
+def text(h):
+    p = T(); p.feed(compact(h)); return "".join("".join(p.t).split())
+out = {}
+for i, c in enumerate(nb.cells[:max(wanted) + 1]):
+    if c.cell_type != "code":
+        continue
+    r = shell.run_cell(c.source, store_history=False)
+    r.raise_error()
+    w = r.result
+    for pos in wanted.get(i, []):
+        if isinstance(w, Stepper):
+            out.setdefault(i, []).append(text(w._html[pos[0]]))
+            continue
+        names = list(w.controls)
+        full = [_axis_values(n, w.controls[n]) for n in names]
+        keep = sample_axes([len(v) for v, _, _ in full], [s for _, _, s in full], w.max_frames)
+        vals = {n: full[a][0][keep[a][p]] for a, (n, p) in enumerate(zip(names, pos))}
+        out.setdefault(i, []).append(text(w.frame(**vals)))
+print(json.dumps(out))
+"""
+
+
+def _frames_from_the_library(nb_path: Path, wanted: dict[int, list[list[int]]]) -> dict:
+    """Run the lesson's code in a fresh process up to the last wanted cell; for each wanted
+    cell, the text of its widget's frames at the given control positions."""
+    res = subprocess.run([sys.executable, "-c", _LIBRARY_FRAMES, str(nb_path), json.dumps(wanted)],
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "MPLBACKEND": "Agg"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    return {int(k): v for k, v in json.loads(res.stdout.strip().splitlines()[-1]).items()}
+
+
+def _flipbook_cells(nb_path: Path) -> dict[str, int]:
+    """Flipbook id -> index of the notebook cell whose stored output holds it."""
+    found = {}
+    for i, c in enumerate(nbformat.read(nb_path, as_version=4).cells):
+        for o in c.get("outputs", []):
+            h = o.get("data", {}).get("text/html", "")
+            for uid in re.findall(r'class="memlab-flipbook" id="([\w-]+)"', h):
+                found[uid] = i
+    return found
+
+
+def _visible_text(root) -> str:
+    """Text of the frame on display (SVG text and titles included, as the library's frame)."""
+    return "".join(root.locator(".memlab-fb-frame:not([hidden])").text_content().split())
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lesson", [p for p in built_lessons() if not p.name.startswith("00")],
+                         ids=lambda p: p.stem)
+def test_steppers_and_sliders_replay_the_library_frames(browser, server, lesson):
+    cells = _flipbook_cells(lesson)
+    assert cells, f"{lesson.name} stores no flipbook: re-execute it"
+    page, _, errors = _open(browser, urljoin(server, f"lessons/{lesson.stem}.html"))
+    try:
+        books = page.locator(".memlab-flipbook")
+        assert books.count() == len(cells), "every stored stepper and slider is on the page"
+        seen = []
+        for k in range(books.count()):
+            root = books.nth(k)
+            ranges = root.locator(".memlab-fb-range")
+            first = _visible_text(root)
+            moves = []
+            for a in range(ranges.count()):     # move each control to a position it can reach
+                top = int(ranges.nth(a).get_attribute("max"))
+                start = int(ranges.nth(a).get_attribute("value"))
+                target = top if start < top else 0
+                ranges.nth(a).focus()
+                for _ in range(abs(target - start)):
+                    page.keyboard.press("ArrowRight" if target > start else "ArrowLeft")
+                moves.append(target)
+            moved = any(int(ranges.nth(a).get_attribute("max")) for a in range(ranges.count()))
+            seen.append((cells[root.get_attribute("id")], moves, first, _visible_text(root), moved))
+        want = _frames_from_the_library(lesson, {c: [m] for c, m, *_ in seen})
+        for cell, moves, first, shown, moved in seen:
+            assert shown == want[cell][0], f"{lesson.name} cell {cell}: the page shows another frame"
+            assert shown != first or not moved, f"{lesson.name} cell {cell}: moving changed nothing"
+        assert not errors, errors[:5]
+    finally:
+        page.close()
