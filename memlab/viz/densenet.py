@@ -24,7 +24,8 @@ def variant_bars(rows: Mapping[str, Mapping[str, float]], title: str) -> Figure:
            color=[color(k) for k in xs], edgecolor="#333333", label="feature maps")
     ax.bar(xs, grads, color="white", edgecolor="#333333", hatch="//", label="weight gradients")
     for x, v in zip(xs, VARIANTS):
-        ax.text(x, rows[v]["total"], f"{rows[v]['total']:.1f}", ha="center", va="bottom", fontsize=8)
+        ax.text(x, rows[v]["total"], f"{rows[v]['total']:.1f}", ha="center", va="bottom",
+                fontsize=8)
     ax.set_xticks(list(xs))
     ax.set_xticklabels(VARIANTS)
     ax.set_ylabel("GB planned")

@@ -51,9 +51,11 @@ def out_size(size: int, k: int, stride: int, before: int, after: int, dilation: 
 
 def _geometry(node: Node, x_shape: Sequence[int]) -> tuple[int, int]:
     a = node.attrs
-    (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["kernel"], a["strides"], a["dilations"], a["pads"]
+    (kh, kw), (sh, sw) = a["kernel"], a["strides"]
+    (dh, dw), (pt, pl, pb, pr) = a["dilations"], a["pads"]
     ceil = a.get("ceil", False)
-    return (out_size(x_shape[2], kh, sh, pt, pb, dh, ceil), out_size(x_shape[3], kw, sw, pl, pr, dw, ceil))
+    return (out_size(x_shape[2], kh, sh, pt, pb, dh, ceil),
+            out_size(x_shape[3], kw, sw, pl, pr, dw, ceil))
 
 
 def _padded(x: np.ndarray, node: Node, out_hw: Pair, fill: float) -> np.ndarray:
@@ -69,7 +71,8 @@ def _padded(x: np.ndarray, node: Node, out_hw: Pair, fill: float) -> np.ndarray:
 
 def _taps(node: Node, out_hw: Pair) -> Iterator[tuple[int, int, tuple[slice, ...]]]:
     """For each kernel position (i, j): the strided slice of the padded input it reads."""
-    (kh, kw), (sh, sw), (dh, dw) = node.attrs["kernel"], node.attrs["strides"], node.attrs["dilations"]
+    a = node.attrs
+    (kh, kw), (sh, sw), (dh, dw) = a["kernel"], a["strides"], a["dilations"]
     ho, wo = out_hw
     for i in range(kh):
         for j in range(kw):
@@ -93,7 +96,8 @@ class Conv2d(Op):
         _float(x, "conv2d")
         g = node.attrs["group"]
         if len(w.shape) != 4 or x.shape[1] != w.shape[1] * g or w.shape[0] % g or \
-                tuple(w.shape[2:]) != tuple(node.attrs["kernel"]) or (b and b[0].shape != w.shape[:1]):
+                tuple(w.shape[2:]) != tuple(node.attrs["kernel"]) or \
+                (b and b[0].shape != w.shape[:1]):
             raise ShapeError(f"conv2d (group {g}) needs w (O, C/{g}, kh, kw) and b (O,) for "
                              f"{x.name}{list(x.shape)}, got {w.name}{list(w.shape)}"
                              + (f" and {b[0].name}{list(b[0].shape)}" if b else ""))

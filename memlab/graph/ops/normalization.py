@@ -45,7 +45,8 @@ class LRN(Op):
     def infer(self, node: Node) -> tuple[tuple[int, ...], np.dtype]:
         (x,) = node.inputs
         if x.dtype.kind != "f" or len(x.shape) < 2:
-            raise ShapeError(f"lrn needs a floating-point (N, C, ...) input, got {x.name}{list(x.shape)}")
+            raise ShapeError(f"lrn needs a floating-point (N, C, ...) input, got "
+                             f"{x.name}{list(x.shape)}")
         return x.shape, x.dtype
 
     def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
@@ -142,7 +143,8 @@ def lrn(x: Node, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float
         name: str | None = None) -> Node:
     """Local response normalisation across ``size`` channels (ONNX ``LRN``)."""
     size = check_int(size, "lrn: size", 1, ShapeError)
-    return LRN_OP(x, name=name, size=size, alpha=check_number(alpha, "lrn: alpha", 0, error=ShapeError),
+    return LRN_OP(x, name=name, size=size,
+                  alpha=check_number(alpha, "lrn: alpha", 0, error=ShapeError),
                   beta=check_number(beta, "lrn: beta", 0, error=ShapeError),
                   bias=check_number(bias, "lrn: bias", above=0, error=ShapeError))
 
