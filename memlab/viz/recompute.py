@@ -22,6 +22,7 @@ from .plots import finish
 from .stepper import Frame
 
 KEPT, DROPPED, COPY, BACKWARD = "#80b1d3", "#d9d9d9", "#fdb462", "#fb8072"
+SLIDE_MARK = "s"    #: values read off the slides: open squares, in every lesson
 
 
 def draw_recompute(original: Sequence[Node], rewritten: Sequence[Node], keep: set[Node]
@@ -70,7 +71,7 @@ def execution_frames(outputs: Sequence[Node], title: str) -> list[Frame]:
 def memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlabel: str,
                   title: str, total_slide: dict | None = None) -> Figure:
     """Slides p.35-36: GB against depth for none / in-place / sharing / sublinear, slide values as
-    crosses, on log axes like the slides: panel (a), feature maps. With ``total_slide`` (and rows
+    open squares (as in lesson 05), on log axes like the slides: panel (a), feature maps. With ``total_slide`` (and rows
     of a full training step, :func:`~memlab.models.resnet_curve` with ``wrt="params"``), panel (b)
     beside it: the runtime total, sharing and sublinear, with the feature maps dotted."""
     if total_slide is None:
@@ -86,12 +87,14 @@ def memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlab
         bx.plot(xs, [r[f"{key} total"] for r in rows], "o-", color=color(k), label=f"{key} (total)")
         bx.plot(xs, [r[key] for r in rows], ":", color=color(k), label=f"{key} (feature maps)")
         pts = [(x, v[k - 2]) for x, v in sorted(total_slide.items()) if v[k - 2] is not None]
-        bx.plot([p for p, _ in pts], [q for _, q in pts], "x", color=color(k), ms=8)
+        bx.plot([p for p, _ in pts], [q for _, q in pts], SLIDE_MARK, mfc="none", mew=1.5,
+                color=color(k), ms=8)
     bx.set_xscale("log")
     bx.set_yscale("log")
     bx.set_xlabel(xlabel)
     bx.set_ylabel("GB")
-    bx.set_title("(b) runtime total (crosses: the slide)", fontsize=10)
+    work = max(r.get("workspace", 0.0) for r in rows)
+    bx.set_title(f"(b) runtime total, workspace {work:.2f} GB (squares: the slide)", fontsize=10)
     bx.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -106,10 +109,11 @@ def _feature_maps(ax: Axes, rows: Sequence[dict], slide: dict, sublinear_slide: 
             ax.plot(xs, [r[key] for r in rows], "o-", color=color(k), label=key)
     for k, key in enumerate(("none", "inplace", "sharing")):
         pts = [(x, v[k]) for x, v in slide.items()]
-        ax.plot([p for p, _ in pts], [q for _, q in pts], "x", color=color(k), ms=8)
+        ax.plot([p for p, _ in pts], [q for _, q in pts], SLIDE_MARK, mfc="none", mew=1.5,
+                color=color(k), ms=8)
     pts = sorted(sublinear_slide.items())
-    ax.plot([p for p, _ in pts], [q for _, q in pts], "x", color=color(3), ms=8,
-            label="slide (crosses)")
+    ax.plot([p for p, _ in pts], [q for _, q in pts], SLIDE_MARK, mfc="none", mew=1.5,
+            color=color(3), ms=8, label="slide (squares)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
@@ -162,12 +166,19 @@ def optimum_plot(curve: Sequence[tuple[float, int]], points: dict[str, tuple[flo
                  title: str) -> Figure:
     """The optimum's curve (:func:`~memlab.checkpoint.optimum_curve`: fewest recomputations
     against the budget) as a step line, with each heuristic's (peak, recomputations) as a dot:
-    a dot above the line recomputes more than it needs to for its peak."""
+    a dot above the line recomputes more than it needs to for its peak. Sample the curve at the
+    heuristics' own peaks too, or the step line misses its value there. Dots at the same place
+    are spread sideways (their true peak is the same; the label says so)."""
     fig, ax = plt.subplots(figsize=(5.8, 2.8))
     ax.step([b for b, _ in curve], [r for _, r in curve], where="post", color="#333333", lw=2,
             label="optimum (MILP)")
+    xs = [b for b, _ in curve] + [p for p, _ in points.values()]
+    shift = 0.012 * (max(xs) - min(xs) or 1.0)
+    seen: dict[tuple[float, int], int] = {}
     for k, (label, (peak, count)) in enumerate(points.items()):
-        ax.plot([peak], [count], "o", color=color(k), ms=7, label=label)
+        j = seen[(peak, count)] = seen.get((peak, count), -1) + 1
+        ax.plot([peak + j * shift], [count], "o", color=color(k), ms=7,
+                label=f"{label} ({peak:,.0f} B, {count})")
     ax.set_xlabel("peak live bytes")
     ax.set_ylabel("recomputations")
     return finish(fig, ax, title, legend=True)
