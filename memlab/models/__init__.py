@@ -20,7 +20,7 @@ from .shape_only import (ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, r
                          mlp2_fused)
 from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN_RESNET_1000, CHEN_LSTM,
                       compare_strategies, slide29_table, slide29_onnx_table, SLIDE29_ONNX, resnet_curve, lstm_curve, overhead,
-                      layer_sizes, layer_inputs, CHECKPOINTS, CHEN_FIGURES, training_steps, feature_map_bytes,
+                      layer_sizes, layer_inputs, every_k_curve, CHECKPOINTS, CHEN_FIGURES, training_steps, feature_map_bytes,
                       checkpoint_table, runtime_memory, runnable_step, overhead_curve,
                       SLIDE35_TOTAL, SLIDE36_TOTAL, SLIDE37)
 
@@ -33,6 +33,6 @@ __all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "densenet",
            "resnet_cifar", "lstm", "GB", "SLIDE29",
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table", "slide29_onnx_table", "SLIDE29_ONNX",
            "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "CHEN_LSTM", "overhead",
-           "layer_sizes", "layer_inputs", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table",
+           "layer_sizes", "layer_inputs", "every_k_curve", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table",
            "runtime_memory", "runnable_step", "overhead_curve", "SLIDE35_TOTAL", "SLIDE36_TOTAL",
            "SLIDE37"]

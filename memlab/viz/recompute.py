@@ -122,16 +122,17 @@ def _feature_maps(ax: Axes, rows: Sequence[dict], slide: dict, sublinear_slide: 
 
 def overhead_curves(panels: dict[str, tuple[Sequence[dict], str]], slide: dict) -> Figure:
     """Slide p.37 on graphs that run: per panel (title -> (rows of
-    :func:`~memlab.models.overhead_curve`, x label)), the time of a training step with
-    recomputation relative to store all, counted (1 + recomputed / forward ops) and measured
-    (arena executor); dashed, the slide's own ratio (sublinear / sharing time), averaged."""
+    :func:`~memlab.models.overhead_curve`, x label)), a training step with recomputation
+    relative to store all's, both over the whole step: counted (1 + recomputed / ops of the step)
+    and measured (the arena executor's median time); dashed, the slide's own ratio (sublinear /
+    sharing time), averaged."""
     fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.0), squeeze=False)
     for ax, (name, (rows, xlabel)) in zip(axes[0], panels.items()):
         xs = [r["x"] for r in rows]
         ax.plot(xs, [1 + r["counted extra"] for r in rows], "o-", color=color(0),
-                label="counted: 1 + recomputed / forward ops")
+                label="counted: 1 + recomputed / ops of the step")
         ax.plot(xs, [1 + r["measured extra"] for r in rows], "s-", color=color(3),
-                label="measured: time / store all's time")
+                label="measured: median time / store all's")
         ratios = [b / a for a, b in slide.get(name.lower(), {}).values() if a is not None]
         if ratios:
             ax.axhline(sum(ratios) / len(ratios), ls="--", color="#555555",
@@ -182,3 +183,35 @@ def optimum_plot(curve: Sequence[tuple[float, int]], points: dict[str, tuple[flo
     ax.set_xlabel("peak live bytes")
     ax.set_ylabel("recomputations")
     return finish(fig, ax, title, legend=True)
+
+
+def tradeoff_plot(rows: Sequence[dict], title: str) -> Figure:
+    """Slide p.33's trade-off measured (rows of :func:`~memlab.models.every_k_curve`): feature-map
+    bytes against the segment length K, the recomputed ops on a second axis, sqrt(N) marked; the
+    slide's O(K) + O(N/K) as ``c·(K + N/K)`` dashed, ``c`` chosen to meet the measured curve at
+    the K nearest sqrt(N) (the shape is the slide's, the scale is not)."""
+    import math
+    fig, ax = plt.subplots(figsize=(6.4, 3.0))
+    ks = [r["K"] for r in rows]
+    n = rows[0]["n"]
+    mb = [r["feature maps"] / 1e6 for r in rows]
+    ax.plot(ks, mb, "o-", color=color(2), label="feature maps (planned)")
+    near = min(range(len(ks)), key=lambda i: abs(ks[i] - math.sqrt(n)))
+    c = mb[near] / (ks[near] + n / ks[near])
+    fine = [k / 4 for k in range(4, 4 * max(ks) + 1)]
+    ax.plot(fine, [c * (k + n / k) for k in fine], "--", color="#555555",
+            label="c·(K + N/K): the slide's O(K) + O(N/K)")
+    ax.axvline(math.sqrt(n), color="#c0392b", lw=1, ls=":", label=f"K = sqrt(N) = {math.sqrt(n):.1f}")
+    best = min(range(len(ks)), key=lambda i: mb[i])
+    ax.plot([ks[best]], [mb[best]], "*", color="#c0392b", ms=12, label=f"least: K = {ks[best]}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(f"segment length K (N = {n} forward ops)")
+    ax.set_ylabel("MB of feature maps")
+    ax.set_ylim(0, max(mb) * 1.15)
+    bx = ax.twinx()
+    bx.plot(ks, [r["recomputed"] for r in rows], "s:", color=color(3), ms=4)
+    bx.set_ylabel("ops recomputed (squares)", color=color(3))
+    ax.legend(fontsize=7, loc="upper center")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

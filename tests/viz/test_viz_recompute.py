@@ -89,3 +89,13 @@ def test_optimum_plot_spreads_coinciding_dots():
     _, a, b, c = fig.axes[0].get_lines()
     assert a.get_xdata()[0] == 20 and b.get_xdata()[0] > 20 and c.get_xdata()[0] == 10
     assert "(20 B, 4)" in a.get_label()
+
+
+def test_tradeoff_plot_marks_sqrt_n_and_the_least_k():
+    rows = [{"K": k, "n": 16, "feature maps": 1000 * (k + 16 / k), "recomputed": 16 - k}
+            for k in (1, 2, 4, 8, 16)]
+    fig = vr.tradeoff_plot(rows, "t")
+    labels = [l.get_label() for l in fig.axes[0].get_lines()]
+    assert "K = sqrt(N) = 4.0" in labels and "least: K = 4" in labels
+    slide = next(l for l in fig.axes[0].get_lines() if l.get_label().startswith("c·"))
+    assert max(abs(y - 1e-3 * (x + 16 / x)) for x, y in zip(*slide.get_data())) < 1e-12
