@@ -124,14 +124,15 @@ def overhead_curves(panels: dict[str, tuple[Sequence[dict], str]], slide: dict) 
     """Slide p.37 on graphs that run: per panel (title -> (rows of
     :func:`~memlab.models.overhead_curve`, x label)), a training step with recomputation
     relative to store all's, both over the whole step: counted (1 + recomputed / ops of the step)
-    and measured (the arena executor's median time); dashed, the slide's own ratio (sublinear /
+    and measured (the arena executor's median time; below store all's is timing noise,
+    drawn at 1); dashed, the slide's own ratio (sublinear /
     sharing time), averaged."""
     fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.0), squeeze=False)
     for ax, (name, (rows, xlabel)) in zip(axes[0], panels.items()):
         xs = [r["x"] for r in rows]
         ax.plot(xs, [1 + r["counted extra"] for r in rows], "o-", color=color(0),
                 label="counted: 1 + recomputed / ops of the step")
-        ax.plot(xs, [1 + r["measured extra"] for r in rows], "s-", color=color(3),
+        ax.plot(xs, [1 + max(0.0, r["measured extra"]) for r in rows], "s-", color=color(3),
                 label="measured: median time / store all's")
         ratios = [b / a for a, b in slide.get(name.lower(), {}).values() if a is not None]
         if ratios:
