@@ -192,7 +192,7 @@ def tradeoff_plot(rows: Sequence[dict], title: str) -> Figure:
     slide's O(K) + O(N/K) as ``c·(K + N/K)`` dashed, ``c`` chosen to meet the measured curve at
     the K nearest sqrt(N) (the shape is the slide's, the scale is not)."""
     import math
-    fig, ax = plt.subplots(figsize=(6.4, 3.0))
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
     ks = [r["K"] for r in rows]
     n = rows[0]["n"]
     mb = [r["feature maps"] / 1e6 for r in rows]
@@ -212,7 +212,7 @@ def tradeoff_plot(rows: Sequence[dict], title: str) -> Figure:
     bx = ax.twinx()
     bx.plot(ks, [r["recomputed"] for r in rows], "s:", color=color(3), ms=4)
     bx.set_ylabel("ops recomputed (squares)", color=color(3))
-    ax.legend(fontsize=7, loc="upper center")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
