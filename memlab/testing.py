@@ -55,6 +55,16 @@ def check_gradient_fn(gradient: Callable[[Node, Node], Sequence[Node | None]],
     ``g``; the nodes ``gradient`` returns must compute d sum(g * node) / d x for each input, which
     is compared with central differences at random inputs drawn from ``seed``.
     """
+    from .errors import GraphError, check_callable, check_int
+    from .graph.node import check_shape
+    check_callable(gradient, "check_gradient_fn: gradient (a function (node, grad) -> "
+                   "[gradient nodes])", GraphError)
+    check_callable(build, "check_gradient_fn: build (a function of the input nodes)", GraphError)
+    if not isinstance(shapes, (list, tuple)) or not shapes:
+        raise GraphError(f"check_gradient_fn: shapes must be a non-empty list of input shapes, "
+                         f"got {shapes!r:.60}")
+    shapes = [check_shape(s, f"check_gradient_fn: shapes[{i}]") for i, s in enumerate(shapes)]
+    check_int(seed, "check_gradient_fn: seed", 0, GraphError)
     rng = np.random.default_rng(seed)
     xs = [placeholder(f"x{i}", s, np.float64) for i, s in enumerate(shapes)]
     node = build(*xs)

@@ -179,3 +179,88 @@ def test_hostile_bench_names_the_known_cases():
     assert out.returncode == 2, out.stderr
     assert "unknown case(s) 'liar'" in out.stderr and "the known cases are" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _paged():
+    kv = ml.memory.kvcache
+    a = kv.PagedAllocator(8, 4)
+    a.admit(0, 5)
+    return a
+
+
+def _contiguous():
+    return ml.memory.kvcache.ContiguousAllocator(1000, 1, 10)
+
+
+def _step():
+    x, w = ml.placeholder("x", (2, 3)), ml.placeholder("W", (3, 2))
+    loss = ml.sum(ml.sigmoid(ml.matmul(x, w)))
+    return loss, [loss, *ml.gradients(loss, [w])]
+
+
+def _old_feed():
+    """A feed built for an older graph (its cell run before the graph's was run again)."""
+    old = ml.placeholder("x", (2,))
+    new = ml.placeholder("x", (2,))
+    return lambda: ml.Executor(ml.exp(new)).run({old: np.ones(2, np.float32)})
+
+
+#: issue 29, item 1.6: (call, error, words the message must hold)
+BAD_CALLS = {
+    "paged admit fractional tokens": (lambda: _paged().admit(1, 2.5), ml.BudgetError,
+                                      ("PagedAllocator.admit: tokens", "integer >= 0", "2.5")),
+    "paged admit negative tokens": (lambda: _paged().admit(1, -3), ml.BudgetError,
+                                    ("PagedAllocator.admit: tokens", ">= 0", "-3")),
+    "paged release unknown": (lambda: _paged().release(99), ml.PlanError,
+                              ("PagedAllocator.release", "request 99 is unknown", "held: 0")),
+    "paged fork unknown": (lambda: _paged().fork(7, 1), ml.PlanError,
+                           ("PagedAllocator.fork: parent", "request 7 is unknown")),
+    "paged grow unknown": (lambda: _paged().grow(5, 3), ml.PlanError,
+                           ("PagedAllocator.grow", "request 5 is unknown")),
+    "contiguous admit string": (lambda: _contiguous().admit(0, "5"), ml.BudgetError,
+                                ("ContiguousAllocator.admit: tokens", "integer", "'5'")),
+    "contiguous admit negative": (lambda: _contiguous().admit(0, -3), ml.BudgetError,
+                                  ("ContiguousAllocator.admit: tokens", ">= 0", "-3")),
+    "pool release unknown": (lambda: ml.memory.kvcache.PoolAllocator(1000, 1).release(3),
+                             ml.PlanError, ("PoolAllocator.release", "request 3 is unknown")),
+    "causal mask, more queries than keys": (
+        lambda: ml.causal_mask(ml.placeholder("s", (5, 3))), ml.ShapeError,
+        ("causal_mask", "s_q <= s_k", "5 queries and 3 keys")),
+    "plan_offsets alignment 3": (lambda: ml.plan_offsets(_step()[1], alignment=3), ml.PlanError,
+                                 ("plan_offsets", "alignment=3", "multiple of 4")),
+    "plan_memory alignment 2": (lambda: ml.plan_memory(_step()[1], alignment=2), ml.PlanError,
+                                ("plan_memory", "alignment=2", "multiple of 4")),
+    "recompute_graph without backward": (
+        lambda: ml.checkpoint.recompute_graph([_step()[0]], []), ml.PlanError,
+        ("recompute_graph", "no backward pass", "[loss, *gradients]")),
+    "recompute_graph mask": (lambda: ml.checkpoint.recompute_graph(_step()[1], [], mask="fused"),
+                             ml.PlanError, ("recompute_graph: mask", "'seed', 'replay'", "fused")),
+    "check_gradient_fn None": (
+        lambda: ml.testing.check_gradient_fn(None, ml.exp, [(2,)]), ml.GraphError,
+        ("check_gradient_fn: gradient", "must be a function", "None")),
+    "gradients of a name": (lambda: ml.gradients(_step()[0], ["W"]), ml.GraphError,
+                            ("gradients: xs[0]", "str", "'W'", "not a Node")),
+    "order='bfs'": (lambda: ml.plan_offsets(_step()[1], order="bfs"), ml.PlanError,
+                    ("order must be", "'dfs'", "'bfs'")),
+    "executor order='bfs'": (lambda: ml.Executor(_step()[1], order="bfs"), ml.PlanError,
+                             ("order must be", "'bfs'")),
+    "gpt_7b(seq=0)": (lambda: ml.models.gpt_7b(seq=0), ml.MemlabError,
+                      ("gpt_7b: seq", ">= 1", "0")),
+    "feed from an older graph": (_old_feed(), ml.FeedError,
+                                 ("belongs to another graph", "re-run the cell that builds the feed")),
+    "set_workspace negative": (lambda: ml.graph.set_workspace(_step()[1], {"matmul": -1}),
+                               ml.GraphError, ("set_workspace: table['matmul']", ">= 0", "-1")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CALLS))
+def test_bad_call_raises_a_clear_error(case):
+    call, error, needles = BAD_CALLS[case]
+    with raises(error, *needles):
+        call()
+
+
+def test_gpt_7b_message_does_not_name_gpt2():
+    with pytest.raises(ml.MemlabError) as info:
+        ml.models.gpt_7b(seq=0)
+    assert "gpt2:" not in str(info.value)

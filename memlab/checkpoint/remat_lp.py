@@ -92,7 +92,9 @@ def complete(p: Problem, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def peak_bytes(p: Problem, R: np.ndarray, S: np.ndarray) -> float:
     """The most bytes held at once when stage ``T`` starts with ``S[T]``, computes ``R[T]`` in
-    order, and frees each value after its last reader in the stage unless ``S[T + 1]`` holds it."""
+    order, and frees each value after its last reader in the stage unless ``S[T + 1]`` holds it
+    (an output written in place over a dying input, and a workspace, counted as the program
+    counts them: :mod:`.remat_milp`)."""
     return float(stage_peaks(p, R, S).max(initial=0.0))
 
 
@@ -111,11 +113,13 @@ def stage_peaks(p: Problem, R: np.ndarray, S: np.ndarray) -> np.ndarray:
                 last[i] = j
         mem = float(size[S[T]].sum())
         for j in ops:
+            dying = [i for i in ins[j] if last[i] == j and not kept[i]]
+            # in place over a dying input (the planners' rule), and the workspace while it runs
+            credit = size[j] if any(i in p.inplace[j] for i in dying) else 0.0
             mem += size[j]
-            peaks[T] = max(peaks[T], mem)
-            for i in ins[j]:
-                if last[i] == j and not kept[i]:
-                    mem -= size[i]
+            peaks[T] = max(peaks[T], mem - credit + p.work[j])
+            for i in dying:
+                mem -= size[i]
             if j not in last and not kept[j]:
                 mem -= size[j]
     return peaks
@@ -154,7 +158,7 @@ def _incumbent_result(p: Problem, outputs: Sequence[Node], rewritten: Sequence[N
     stage of the next new node), or None when its peak is above ``budget``."""
     from .rewrite import RECOMPUTE
     order = memory_order(rewritten)
-    if prepare(rewritten, order).peak() > budget:
+    if prepare(rewritten, order).peak(inplace=True) > budget:      # as the planners count
         return None
     pos = {v: i for i, v in enumerate(p.order)}
     stages: list[list[Node]] = []

@@ -17,7 +17,22 @@ start, plus everything computed so far in the stage, minus what was freed, writt
 recurrence ``U[t, k] = U[t, k-1] + size_k R[t, k] - sum_i size_i F[t, i, k-1]`` so that the
 constraints have O(n^2 + n |E|) nonzeros; ``U <= 1`` is the budget. Graph outputs are never freed.
 The objective is the cost of every computation (1 per op by default). Placeholders and constants are
-given and cost no memory, as in the planners. :func:`optimal_rematerialization` returns the nodes a
+given and cost no memory, as in the planners.
+
+**One measure of bytes with the planners.** Checkmate's recurrence counts an op's output beside
+all its inputs. memlab's planners let an op write its output over an input it may overwrite when
+it is that input's last reader (p.19-20; :func:`~memlab.memory.liveness.inplace_partner`), and
+hold an op's workspace (:mod:`memlab.graph.workspace`) during its step. So does this program:
+``P[t, k]`` (continuous, at most the sum of the ``F[t, i, k]`` of ``k``'s in-place candidates,
+inputs of its size in positions ``op.inplace`` allows) takes ``size_k P[t, k]`` off ``U[t, k]``
+and gives it back to the next step, and ``U[t, k]`` holds ``work_k R[t, k]`` at step ``k`` only.
+Sizes are the values' bytes, not aligned (a planner's arena of ``B`` bytes holds at least its
+live bytes). So a rewrite (:func:`~memlab.checkpoint.recompute_graph`) that
+:func:`~memlab.memory.plan_offsets` plans in ``B`` bytes is a schedule of this program at budget
+``B`` when the program's order is the rewrite's order of first computations: pass the plan's
+order (``order=plan.order``: its recomputed copies and rebuilt nodes are read as the nodes they
+copy), and the optimum recomputes no more than the rewrite (tested on random training steps
+against sqrt(N), memonger and every-k). Another order can need more, or less. :func:`optimal_rematerialization` returns the nodes a
 schedule keeps from the forward pass and the schedule itself; :func:`build_problem` builds the
 constraints once, as sparse matrices, for both this solver and the relaxation. Checkmate solves for
 a fixed order, so the order matters: by default it is the memory-aware
@@ -34,8 +49,9 @@ import numpy as np
 
 from ..errors import BudgetError, PlanError, check_callable, check_list, check_number, \
     check_numbers
-from ..graph import Node, as_list, topo_order
-from ..memory.order import memory_order
+from ..graph import Node, as_list, rebuilt_from, topo_order, workspace_of
+from ..memory.liveness import inplace_candidates
+from ..memory.order import check_order_name, memory_order
 from .rewrite import training_outputs
 
 #: the integer program has about n^2 / 2 variables of each kind. bench/checkmate.py (memonger's
@@ -65,18 +81,33 @@ class RematResult:
         return iter((self.keep, self.cost))
 
 
+def first_computations(order: Sequence[Node]) -> list[Node]:
+    """The nodes of the original training graph in the order ``order`` first computes them, where
+    ``order`` may be that of a rewrite (:func:`~memlab.checkpoint.recompute_graph`): a recomputed
+    copy stands for the node it copies, a rebuilt backward node for the node it rebuilds
+    (:func:`~memlab.graph.rebuilt_from`); later computations of a node (recomputations) are left
+    out, as are given values."""
+    seen: dict[Node, None] = {}
+    for n in order:
+        if n.op.computes:
+            original = n.attrs["of"] if n.op.name == "recompute" else rebuilt_from(n)
+            seen.setdefault(original, None)
+    return list(seen)
+
+
 def fixed_order(outputs: Sequence[Node], order: Sequence[Node] | str | None,
                 who: str = "fixed_order") -> list[Node]:
     """The computed nodes of ``outputs`` in the order asked for: None for :func:`memory_order`'s
     default, one of its methods by name (``"dfs"``: depth-first), or an explicit order, checked to
-    list each of them once, every node after its inputs."""
+    list each of them once, every node after its inputs. An explicit order may be a rewrite's
+    (:func:`first_computations`: its copies and rebuilt nodes read as the nodes of ``outputs``)."""
     if order is None or isinstance(order, str):
-        return [n for n in memory_order(outputs, order or "best") if n.op.computes]
+        return [n for n in memory_order(outputs, check_order_name(order)) if n.op.computes]
     order = check_list(order, f"{who}: order", PlanError)
     if not all(isinstance(n, Node) for n in order):
         raise PlanError(f"{who}: order must be a list of Nodes")
     computed = [n for n in topo_order(outputs) if n.op.computes]
-    order = [n for n in order if n.op.computes]
+    order = first_computations(order)
     if set(order) != set(computed) or len(order) != len(computed):
         raise PlanError("order must list every computed node of the graph exactly once")
     seen: set[Node] = set()
@@ -109,6 +140,8 @@ class Problem:
     inputs: list[list[int]]   #: positions of each node's distinct computed inputs
     size: np.ndarray          #: bytes of each node
     cost: np.ndarray          #: cost of computing each node
+    work: np.ndarray          #: bytes of each node's workspace, held while it runs
+    inplace: list[list[int]]  #: positions of the inputs each node may overwrite (same size)
     outputs: np.ndarray       #: positions of the graph outputs
     first: np.ndarray         #: first new node of each stage
     last: np.ndarray          #: last new node of each stage
@@ -121,6 +154,7 @@ class Problem:
     r0: np.ndarray
     s0: np.ndarray
     u0: int
+    p0: int                   #: first P variable (continuous, like U), after the F variables
 
     def matrices(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The ``(R, S)`` matrices (stages x nodes) of a solution vector ``x``."""
@@ -148,8 +182,11 @@ def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node],
     pos = {v: i for i, v in enumerate(order)}
     inputs = [[pos[x] for x in dict.fromkeys(v.inputs) if x in pos] for v in order]
     size = np.array([float(v.nbytes) for v in order]) / budget
+    work = np.array([float(workspace_of(v)) for v in order]) / budget
     is_out = np.zeros(n, bool)
     is_out[[pos[o] for o in outputs if o in pos]] = True
+    inplace = [[pos[x] for x in inplace_candidates(v) if x in pos and not is_out[pos[x]]]
+               for v in order]
     src = np.array([i for k in range(n) for i in inputs[k]], np.int64)
     dst = np.array([k for k in range(n) for _ in inputs[k]], np.int64)
     r0 = np.cumsum(last + 1) - (last + 1)
@@ -165,7 +202,12 @@ def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node],
     fbase = np.zeros(len(src), np.int64)      # F[T, e] at fbase[e] + T
     fbase[freeable] = f0 + np.cumsum(m - stage_of[dst[freeable]]) - (m - stage_of[dst[freeable]]) \
         - stage_of[dst[freeable]]
-    nvar = f0 + len(fe)
+    p0 = f0 + len(fe)                         # P[T, k] (in place): one per stage and candidate op
+    pk = np.array([k for k in range(n) if inplace[k]], np.int64)
+    Pk, PT = _ragged(m - stage_of[pk])
+    pk, PT = pk[Pk], PT + stage_of[pk[Pk]]
+    pv = p0 + np.arange(len(pk))
+    nvar = p0 + len(pk)
 
     def R(T, i):
         return r0[T] + i
@@ -205,17 +247,30 @@ def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node],
     k, T = _ragged(m - stage_of[dst[pb]])
     pa, pb, T = pa[k], pb[k], T + stage_of[dst[pb[k]]]
     add([fbase[pa] + T, R(T, dst[pb])], [1, 1], -np.inf, 1)
+    edge_of = {(int(a), int(b)): e for e, (a, b) in enumerate(zip(src, dst))}
+    if len(pk):                                    # P[T, k] <= sum of its candidates' F[T, i, k]
+        p_row = nrow + np.arange(len(pk))
+        add([pv], [1], -np.inf, 0)
+        cells = [(r, fbase[edge_of[i, int(k)]] + T) for r, k, T in zip(p_row, pk, PT)
+                 for i in inplace[int(k)]]
+        rows.append((np.array([c[0] for c in cells]), np.array([c[1] for c in cells]),
+                     -np.ones(len(cells))))
     u_first = nrow                                                 # U[T, 0] = held + R[T, 0]
-    add([u0 + R(np.arange(m), 0), R(np.arange(m), 0)], [1, -size[0]], 0, 0)
+    add([u0 + R(np.arange(m), 0), R(np.arange(m), 0)], [1, -(size[0] + work[0])], 0, 0)
     T, i = _ragged(first)
     rows.append((u_first + T, S(T, i), -size[i]))
     T, k = _ragged(last + 1)                                       # U[T, k], k >= 1
     T, k = T[k > 0], k[k > 0]
     row_of = np.full(nr, -1, np.int64)
     row_of[R(T, k)] = nrow + np.arange(len(T))
-    add([u0 + R(T, k), u0 + R(T, k - 1), R(T, k)], [1, -1, -size[k]], 0, 0)
+    add([u0 + R(T, k), u0 + R(T, k - 1), R(T, k), R(T, k - 1)],
+        [1, -1, -(size[k] + work[k]), work[k - 1]], 0, 0)          # a workspace: its step only
     inside = dst[fe] < last[FT]                                    # freed before the stage ends
     rows.append((row_of[R(FT[inside], dst[fe[inside]] + 1)], fv[inside], size[src[fe[inside]]]))
+    if len(pk):   # in place: k's output takes a dying input's bytes, given back after k
+        rows.append((np.where(pk == 0, u_first + PT, row_of[R(PT, pk)]), pv, size[pk]))
+        nxt = pk < last[PT]
+        rows.append((row_of[R(PT[nxt], pk[nxt] + 1)], pv[nxt], -size[pk[nxt]]))
     A = coo_matrix((np.concatenate([r[2] for r in rows]),
                     (np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows]))),
                    shape=(nrow, nvar)).tocsr()
@@ -227,8 +282,9 @@ def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node],
     c = np.zeros(nvar)
     T, i = _ragged(last + 1)
     c[R(T, i)] = costs[i]
-    return Problem(order, inputs, size * budget, costs, np.flatnonzero(is_out), first, last, c, A,
-                   np.concatenate(lo), np.concatenate(hi), lb, ub, r0, s0, u0)
+    return Problem(order, inputs, size * budget, costs, work * budget, inplace,
+                   np.flatnonzero(is_out), first, last, c, A, np.concatenate(lo), np.concatenate(hi),
+                   lb, ub, r0, s0, u0, p0)
 
 
 def _later_consumers(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -310,8 +366,9 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
                         f"{MAX_NODES} (the integer program grows like n^2); "
                         f"rounded_rematerialization solves its relaxation at any size")
     p = build_problem(outputs, budget, cost, order)
-    integrality = np.ones(len(p.c))          # all but U, the bytes held
+    integrality = np.ones(len(p.c))          # all but U, the bytes held, and P, in-place credit
     integrality[p.u0:p.u0 + int(p.r0[-1] + p.last[-1] + 1)] = 0
+    integrality[p.p0:] = 0
     t0 = time.perf_counter()
     res = milp(p.c, constraints=LinearConstraint(p.A, p.lo, p.hi), bounds=Bounds(p.lb, p.ub),
                integrality=integrality, options={"time_limit": time_limit})
@@ -332,15 +389,19 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
 def minimum_budget(outputs: Sequence[Node], order: Sequence[Node] | str | None = None) -> int:
     """Bytes no schedule in ``order`` (as in :func:`optimal_rematerialization`) can go below: for
     each op, its distinct computed inputs and its output, plus the graph outputs computed before
-    it (they are held to the end)."""
+    it (they are held to the end), and its workspace; less its output's bytes when it may run in
+    place over an input (not a graph output) that could die there."""
     outputs = as_list(outputs)
     order = fixed_order(outputs, order)
     pos = {v: i for i, v in enumerate(order)}
     outs = [o for o in outputs if o in pos]
+    is_out = set(outs)
     worst = 0
     for k, v in enumerate(order):
         held = {x for x in v.inputs if x in pos} | {o for o in outs if pos[o] < k} | {v}
-        worst = max(worst, sum(x.nbytes for x in held))
+        credit = v.nbytes if any(x in pos and x not in is_out for x in inplace_candidates(v)) \
+            else 0
+        worst = max(worst, sum(x.nbytes for x in held) + workspace_of(v) - credit)
     return worst
 
 

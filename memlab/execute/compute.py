@@ -30,10 +30,12 @@ def check_feed(order: Sequence[Node], feed: Mapping[Any, Any]) -> dict[Node, np.
     placeholders = [n for n in order if n.op is PLACEHOLDER]
     by_name, known_nodes = {n.name: n for n in placeholders}, set(placeholders)
     values: dict[Node, np.ndarray] = {}
+    others: set[str] = set()              # names of other graphs' placeholders in the feed
     for key, value in feed.items():
         node = key if isinstance(key, Node) else by_name.get(key) if isinstance(key, str) else None
         if node not in known_nodes:
             if isinstance(node, Node) and node.op is PLACEHOLDER:
+                others.add(node.name)
                 continue                  # another graph's input: one feed may serve several
             known = ", ".join(map(repr, by_name)) or "none"
             what = f"{key.op.name} node {key.name!r}" if isinstance(key, Node) else repr(key)
@@ -54,6 +56,10 @@ def check_feed(order: Sequence[Node], feed: Mapping[Any, Any]) -> dict[Node, np.
         values[node] = arr
     for n in order:
         if n.op is PLACEHOLDER and n not in values:
+            if n.name in others:
+                raise FeedError(f"placeholder {n.name!r}: the feed's {n.name!r} belongs to another "
+                                f"graph (an older one, built before this graph): re-run the cell "
+                                f"that builds the feed")
             raise FeedError(f"placeholder {n.name!r} is missing from the feed")
     return values
 

@@ -60,6 +60,15 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
         raise GraphError(f"gradients: addto must be False, True or 'all', got {addto!r}")
     if not isinstance(y, Node):
         raise GraphError(f"gradients: y is {type(y).__name__}, not a Node")
+    if isinstance(xs, (list, tuple)):
+        for i, x in enumerate(xs):
+            if not isinstance(x, Node):
+                raise GraphError(f"gradients: xs[{i}] is {type(x).__name__} {x!r:.40}, not a Node: "
+                                 f"xs lists the nodes (placeholders, weights) to differentiate "
+                                 f"with respect to")
+    elif not isinstance(xs, Node):
+        raise GraphError(f"gradients: xs must be a Node or a list of Nodes (the values to "
+                         f"differentiate with respect to), got {type(xs).__name__} {xs!r:.40}")
     xs = as_list(xs)
     if grad_y is None:
         grad_y = ones_like(y, name=f"d{y.name}")

@@ -30,6 +30,19 @@ from ..errors import BudgetError, PlanError, check_int
 from .pool import MemoryPool, round_size
 
 
+def _tokens(tokens: object, what: str) -> int:
+    """``tokens`` if it is an integer >= 0, else :class:`BudgetError` naming ``what``."""
+    return check_int(tokens, what, 0, BudgetError)
+
+
+def _known(table: Any, rid: object, what: str) -> None:
+    """:class:`PlanError` naming ``what`` unless request ``rid`` is held (a key of ``table``)."""
+    if rid not in table:
+        held = ", ".join(map(str, sorted(table, key=str)[:8])) or "none"
+        raise PlanError(f"{what}: request {rid!r} is unknown: admit it first (requests held: "
+                        f"{held})")
+
+
 @dataclass(frozen=True)
 class Request:
     """One request: ``id``, ``arrival`` step, ``prompt`` and ``output`` lengths in tokens."""
@@ -73,6 +86,9 @@ class ContiguousAllocator:
 
     def admit(self, rid: int, tokens: int) -> bool:
         """Reserve ``max_len`` tokens for request ``rid`` if the budget allows."""
+        tokens = _tokens(tokens, "ContiguousAllocator.admit: tokens")
+        if rid in self.slots:
+            raise PlanError(f"ContiguousAllocator.admit: request {rid} already has a reservation")
         if tokens > self.max_len:
             raise BudgetError(f"request {rid} needs {tokens} tokens, more than max_len="
                               f"{self.max_len}")
@@ -83,6 +99,8 @@ class ContiguousAllocator:
 
     def grow(self, rid: int, tokens: int) -> bool:
         """Room for ``tokens`` tokens: always there, up to ``max_len``."""
+        tokens = _tokens(tokens, "ContiguousAllocator.grow: tokens")
+        _known(self.slots, rid, "ContiguousAllocator.grow")
         if tokens > self.max_len:
             raise BudgetError(f"request {rid} grows to {tokens} tokens, past max_len="
                               f"{self.max_len}")
@@ -90,6 +108,7 @@ class ContiguousAllocator:
 
     def release(self, rid: int) -> None:
         """Free request ``rid``'s reservation."""
+        _known(self.slots, rid, "ContiguousAllocator.release")
         del self.slots[rid]
 
     def held(self) -> tuple[int, int]:
@@ -128,6 +147,9 @@ class PoolAllocator:
 
     def admit(self, rid: int, tokens: int) -> bool:
         """A block for the prompt's ``tokens`` tokens, if the budget allows."""
+        tokens = _tokens(tokens, "PoolAllocator.admit: tokens")
+        if rid in self.blocks:
+            raise PlanError(f"PoolAllocator.admit: request {rid} already has a block")
         block = self._allocate(rid, tokens * self.token_bytes)
         if block is not None:
             self.blocks[rid] = block
@@ -135,6 +157,8 @@ class PoolAllocator:
 
     def grow(self, rid: int, tokens: int) -> bool:
         """Room for ``tokens`` tokens: a block twice as big when the current one is full."""
+        tokens = _tokens(tokens, "PoolAllocator.grow: tokens")
+        _known(self.blocks, rid, "PoolAllocator.grow")
         old = self.blocks[rid]
         if tokens * self.token_bytes <= old.size:
             return True
@@ -147,6 +171,7 @@ class PoolAllocator:
 
     def release(self, rid: int) -> None:
         """Free request ``rid``'s block into the pool's cache."""
+        _known(self.blocks, rid, "PoolAllocator.release")
         self.pool.free(self.blocks.pop(rid))
 
     def held(self) -> tuple[int, int]:
@@ -192,6 +217,7 @@ class PagedAllocator:
 
     def admit(self, rid: int, tokens: int) -> bool:
         """A block table holding ``tokens`` tokens for a new request, if enough blocks are free."""
+        tokens = _tokens(tokens, "PagedAllocator.admit: tokens")
         if rid in self.tables:
             raise PlanError(f"request {rid} already has a block table")
         need = -(-tokens // self.block_size)
@@ -205,6 +231,8 @@ class PagedAllocator:
     def grow(self, rid: int, tokens: int) -> bool:
         """Room for ``tokens`` tokens: new blocks when the last one is full, and a private copy of
         a shared last block before writing into it (copy on write)."""
+        tokens = _tokens(tokens, "PagedAllocator.grow: tokens")
+        _known(self.tables, rid, "PagedAllocator.grow")
         table, length = self.tables[rid], self.lengths[rid]
         need = -(-tokens // self.block_size) - len(table)
         shared_tail = tokens > length and length % self.block_size and \
@@ -222,6 +250,7 @@ class PagedAllocator:
 
     def fork(self, parent: int, child: int) -> None:
         """Request ``child`` shares every block of ``parent`` (a common prompt: parallel sampling)."""
+        _known(self.tables, parent, "PagedAllocator.fork: parent")
         if child in self.tables:
             raise PlanError(f"request {child} already has a block table")
         self.tables[child] = list(self.tables[parent])
@@ -231,6 +260,7 @@ class PagedAllocator:
 
     def release(self, rid: int) -> None:
         """Give back request ``rid``'s blocks (a shared block when its last holder leaves)."""
+        _known(self.tables, rid, "PagedAllocator.release")
         for block in self.tables.pop(rid):
             self._drop(rid, block)
         del self.lengths[rid]

@@ -57,10 +57,11 @@ class Liveness:
         end, last = len(self.order), self.last
         return {n: (step[n], end if last[n] is None else step[last[n]]) for n in self.sizes}
 
-    def live_bytes(self) -> np.ndarray:
+    def live_bytes(self, inplace: bool = False) -> np.ndarray:
         """Bytes alive at each step ``0 .. len(order)`` (the last entry: the outputs kept to the
         end), workspaces included at their op's step; its maximum is the order's **peak memory**
-        (seed 002, "Sequential problem")."""
+        (seed 002, "Sequential problem"). ``inplace``: an input that dies at a step and that the
+        op may overwrite (:func:`inplace_partner`) is counted once with the op's output (p.20)."""
         life = self.lifetimes()
         sizes = self.sizes
         curve = live_curve([a for a, _ in life.values()], [b for _, b in life.values()],
@@ -69,11 +70,19 @@ class Liveness:
             step = {n: i for i, n in enumerate(self.order)}
             for n, w in self.workspaces.items():
                 curve[step[n]] += w
+        if inplace:
+            sizes, last = self.sizes, self.last
+            for i, n in enumerate(self.order):
+                if n in sizes:
+                    x = inplace_partner(n, last)
+                    if x is not None:
+                        curve[i] -= sizes[x]
         return curve
 
-    def peak(self) -> int:
-        """The most bytes alive at any step of the order (no in-place sharing counted)."""
-        return int(self.live_bytes().max(initial=0))
+    def peak(self, inplace: bool = False) -> int:
+        """The most bytes alive at any step of the order (in-place sharing counted when asked:
+        :meth:`live_bytes`)."""
+        return int(self.live_bytes(inplace).max(initial=0))
 
 
 def live_curve(first: Sequence[int] | np.ndarray, last: Sequence[int] | np.ndarray,
@@ -151,6 +160,18 @@ def inplace_partner(node: Node, last: Mapping[Node, Node | None],
         if last[y] is node and y.nbytes == nbytes and y.op.computes and (accept is None or accept(node, y)):
             return y
     return None
+
+
+def inplace_candidates(node: Node) -> list[Node]:
+    """The computed inputs ``node`` may write its output over if it is their last reader: in the
+    positions ``node.op.inplace(node)`` allows, of ``node``'s bytes (each once). The rule of
+    :func:`inplace_partner`, before knowing which inputs die at ``node``."""
+    found: dict[Node, None] = {}
+    for i in node.op.inplace(node):
+        x = node.inputs[i]
+        if x.op.computes and x.nbytes == node.nbytes:
+            found.setdefault(x, None)
+    return list(found)
 
 
 def inplace_clusters(liveness: Liveness, inplace: bool = True) -> list[list[Node]]:

@@ -27,9 +27,9 @@ import numpy as np
 
 from ..errors import PlanError, check_bool
 from ..graph import Node
-from .liveness import Liveness, inplace_clusters, inplace_partner, liveness_of
+from .liveness import Liveness, inplace_clusters, liveness_of
 from .order import plan_liveness
-from .plan import ALIGN, Plan, align, check_alignment, check_is_plan
+from .plan import ALIGN, Plan, align, check_alignment, check_alignment_of, check_is_plan
 from .planner import MemoryPlan
 
 
@@ -83,6 +83,7 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | str | N
     check_bool(inplace, "plan_offsets: inplace", PlanError)
     liveness = plan_liveness(outputs, order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
+    check_alignment_of(alignment, list(sizes), "plan_offsets")
     life = liveness.lifetimes()
     clusters = inplace_clusters(liveness, inplace)
     first = [life[c[0]][0] for c in clusters]
@@ -188,14 +189,7 @@ def live_bytes_lower_bound(plan: Plan) -> int:
     """
     check_is_plan(plan, "live_bytes_lower_bound: plan")
     liveness = liveness_of(plan)                 # the plan's own, when its planner kept it
-    order, sizes, last = liveness.order, liveness.sizes, liveness.last
-    live = liveness.live_bytes()
-    if getattr(plan, "inplace", True):
-        for i, n in enumerate(order):
-            if n in sizes:
-                x = inplace_partner(n, last)
-                if x is not None:
-                    live[i] -= sizes[x]
+    live = liveness.live_bytes(bool(getattr(plan, "inplace", True)))
     return int(live.max()) if live.size else 0
 
 
@@ -215,6 +209,7 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
     check_bool(inplace, "plan_tags_by_size: inplace", PlanError)
     liveness = plan_liveness(outputs, order)
     outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
+    check_alignment_of(alignment, list(sizes), "plan_tags_by_size")
     life = liveness.lifetimes()
     clusters = inplace_clusters(liveness, inplace)
     span = [(life[c[0]][0], life[c[-1]][1]) for c in clusters]

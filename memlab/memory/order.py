@@ -102,8 +102,19 @@ def resolve_order(outputs: Node | Iterable[Node], order: Sequence[Node] | str | 
     name (``"dfs"``: the old depth-first order), or an explicit order, checked
     (:func:`~memlab.graph.check_order`: the message names the first node before one of its inputs)."""
     if order is None or isinstance(order, str):
-        return memory_order(outputs, order or "best")
+        return memory_order(outputs, check_order_name(order))
     return check_order(outputs, order)
+
+
+def check_order_name(order: str | None) -> str:
+    """The method of :func:`memory_order` an ``order=`` argument names (None: ``"best"``), else a
+    :class:`PlanError` about ``order`` (not about ``method``: the caller passed ``order=``)."""
+    if order is None:
+        return "best"
+    if order not in METHODS:
+        raise PlanError(f"order must be None (memory_order's default), a list of nodes or one of "
+                        f"{', '.join(map(repr, METHODS))}, got {order!r}")
+    return order
 
 
 def plan_liveness(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None
@@ -112,6 +123,8 @@ def plan_liveness(outputs: Node | Iterable[Node], order: Sequence[Node] | str | 
     (see :func:`resolve_order`): by default :func:`memory_order`'s, ``"dfs"`` the depth-first
     order found with the last readers in one walk of the graph."""
     outs = as_list(outputs)
+    if isinstance(order, str):
+        check_order_name(order)
     if order is None or (isinstance(order, str) and order != "dfs"):
         return prepare(outs, memory_order(outs, order or "best"), trusted=True)
     return prepare(outs, None if isinstance(order, str) else order)

@@ -27,6 +27,18 @@ def check_alignment(alignment: int) -> int:
     return alignment
 
 
+def check_alignment_of(alignment: int, values: Sequence[Node], who: str) -> None:
+    """:class:`~memlab.errors.PlanError` unless ``alignment`` is a multiple of the itemsize of
+    every value to place (else a value could start at an offset its dtype cannot be read from,
+    and :func:`~memlab.memory.check_plan` would refuse the plan)."""
+    big = max(values, key=lambda n: n.dtype.itemsize, default=None)
+    if big is not None and alignment % big.dtype.itemsize:
+        raise PlanError(f"{who}: alignment={alignment} is not a multiple of "
+                        f"{big.dtype.itemsize} bytes, the itemsize of {big.name!r} "
+                        f"({big.dtype}): its offset could be misaligned; use a multiple of "
+                        f"{big.dtype.itemsize}, e.g. {ALIGN} (the default) or 256 for a GPU")
+
+
 @runtime_checkable
 class Plan(Protocol):
     """A static memory plan (p.17): ``outputs``, an execution ``order``, ``offset[node]`` (bytes

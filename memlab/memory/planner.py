@@ -51,7 +51,7 @@ from ..graph import Node
 from .liveness import Liveness, check_size, inplace_partner, kept_liveness, reference_counts
 from .order import plan_liveness
 from .longest_path import node_colors
-from .plan import ALIGN, align, check_alignment  # noqa: F401  (ALIGN: documented here)
+from .plan import ALIGN, align, check_alignment, check_alignment_of  # noqa: F401  (ALIGN: doc)
 
 MATCH_RANGE = 16    #: a free tag is a candidate if its size is within this factor of the value's
 
@@ -256,6 +256,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         raise PlanError("plan_memory takes colors or group, not both")
     liveness = plan_liveness(outputs, order)
     outs, order = liveness.outputs, liveness.order
+    check_alignment_of(alignment, [n for n in order if n.op.computes], "plan_memory")
     last = dict(liveness.last)   # where a count reaches 0 (p.22); a copy, marked as tags are released
     color = node_colors(order, colors) if colors > 1 else {}
     if group is not None:

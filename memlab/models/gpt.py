@@ -210,6 +210,9 @@ def gpt2(size: str = "small", seq: int = 1024, batch: int = 1, dropout: float = 
 
 def gpt_7b(seq: int = 2048, batch: int = 1, dropout: float = 0.1) -> Transformer:
     """The 7B-parameter model (32 layers, hidden 4096, 32 heads) as a float16 graph only."""
+    check_int(seq, "gpt_7b: seq", 1, MemlabError)
+    check_int(batch, "gpt_7b: batch", 1, MemlabError)
+    check_number(dropout, "gpt_7b: dropout", low=0, error=MemlabError)
     return gpt2("7b", seq, batch, dropout)
 
 

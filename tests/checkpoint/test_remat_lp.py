@@ -19,8 +19,11 @@ def replay(outputs, stages, order):
     """Run the schedule's computations one after another; return (computations, peak bytes).
 
     A value lives from its computation to its last read before it is computed again (to the end
-    for a graph output). Checks that every input was computed earlier, that each stage ends with
-    the next node of ``order`` computed for the first time, and that every output is computed."""
+    for a graph output). Bytes are counted as the planners count them: an op whose input of its
+    size dies at its step, in a position the op may overwrite, writes its output there (p.19-20),
+    and an op holds its workspace while it runs. Checks that every input was computed earlier,
+    that each stage ends with the next node of ``order`` computed for the first time, and that
+    every output is computed."""
     flat = [v for stage in stages for v in stage]
     computed = [n for n in order if n.op.computes]
     firsts = []
@@ -42,7 +45,15 @@ def replay(outputs, stages, order):
         end[p] = p
     for o in outs:
         end[latest[o]] = len(flat)
-    peak = max(sum(flat[q].nbytes for q in range(p + 1) if end[q] >= p) for p in range(len(flat)))
+    def step(p):
+        v = flat[p]
+        held = sum(flat[q].nbytes for q in range(p + 1) if end[q] >= p)
+        dying = {flat[q] for q in range(p) if end[q] == p}
+        over = any(v.inputs[i] in dying and v.inputs[i].nbytes == v.nbytes
+                   for i in v.op.inplace(v))
+        return held - (v.nbytes if over else 0) + v.op.workspace(v)
+
+    peak = max(step(p) for p in range(len(flat)))
     return len(flat), peak
 
 
@@ -123,7 +134,7 @@ def _at_its_peak(outs, keep):
     original nodes, and its computations."""
     by_name = {n.name: n for n in ml.topo_order(outs)}  # rebuilt backward nodes keep their names
     new = ck.recompute_graph(outs, keep)
-    plan = ml.plan_offsets(new, inplace=False)
+    plan = ml.plan_offsets(new)             # in place, as the solvers count bytes
     order = [by_name[n.name] for n in _first_order(plan)]
     computations = len([n for n in ml.topo_order(new) if n.op.computes])
     return new, ml.live_bytes_lower_bound(plan), order, computations

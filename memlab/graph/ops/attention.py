@@ -106,6 +106,10 @@ class CausalMask(Op):
         if len(x.shape) < 2 or x.dtype.kind != "f":
             raise ShapeError(f"causal_mask needs a float input of >= 2 axes (queries, keys), "
                              f"got {x.name}{list(x.shape)} {x.dtype}")
+        if x.shape[-2] > x.shape[-1]:       # the first queries would see no key: rows of NaN
+            raise ShapeError(f"causal_mask needs s_q <= s_k (queries, keys: the last two axes), "
+                             f"got {x.shape[-2]} queries and {x.shape[-1]} keys in "
+                             f"{x.name}{list(x.shape)}")
         return x.shape, x.dtype
 
     def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:

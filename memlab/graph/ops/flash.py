@@ -99,7 +99,12 @@ def backward(q: np.ndarray, k: np.ndarray, v: np.ndarray, o: np.ndarray, g: np.n
 
 
 class TiledAttention(Op):
-    """``softmax(Q K^T * scale [+ causal mask]) V`` by tiles; the backward reads Q, K, V, O only."""
+    """``softmax(Q K^T * scale [+ causal mask]) V`` by tiles; the backward reads Q, K, V, O only.
+
+    PyTorch's flash attention (``_scaled_dot_product_flash_attention``) saves query, key, value,
+    output and the log-sum-exp of each query row (one float per query); memlab keeps no
+    log-sum-exp: each gradient op reruns the tiled forward pass to get it (O(s) memory per head,
+    one more pass of work)."""
 
     name = "tiled_attention"
 
