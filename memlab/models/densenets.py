@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..checkpoint import forward_nodes_of, recompute_graph
-from ..errors import ShapeError, check_int
+from ..errors import PlanError, ShapeError, check_int, check_list
 from ..graph import (Node, add, concat, conv2d, mean, mul, placeholder, pool2d, relu, reshape,
                      softmax_cross_entropy, topo_order)
 from ..graph.ops.normalization import batchnorm
@@ -75,10 +75,14 @@ def densenet(blocks: Sequence[int] = DENSENET121["blocks"], batch: int = 64, ima
     rate ``growth``, as the ONNX zoo's densenet121 is built. Returns the zoo's model dict with
     ``params`` (trained), ``buffers`` (batch-norm statistics), ``output``, ``labels``, ``loss``,
     ``make_feed(seed)`` and ``blocks``."""
-    blocks = tuple(check_int(b, "densenet: blocks (layers per block)", 1, ShapeError) for b in blocks)
+    blocks = tuple(check_int(b, "densenet: blocks (layers per block)", 1, ShapeError)
+                   for b in check_list(blocks, "densenet: blocks", ShapeError))
     batch = check_int(batch, "densenet: batch", 1, ShapeError)
-    if not blocks or image < 32:
-        raise ShapeError(f"densenet: needs at least one block and image >= 32, got {blocks}, {image}")
+    image = check_int(image, "densenet: image", 32, ShapeError)
+    growth = check_int(growth, "densenet: growth", 1, ShapeError)
+    classes = check_int(classes, "densenet: classes", 1, ShapeError)
+    if not blocks:
+        raise ShapeError("densenet: blocks must list at least one block's number of layers")
     nb = _Builder()
     x = placeholder("data", (batch, 3, image, image))
     h = nb.bn_scale_relu(nb.conv(x, 2 * growth, 7, "conv1", stride=2), "conv1")
@@ -158,6 +162,10 @@ def pleiss_variants(model: dict[str, Any], order: Sequence[Node] | str | None = 
     naive implementation stores, quadratic in the blocks' depth)."""
     from ..memory import order_peak, plan_offsets
     from .zoo import training_outputs
+    if not isinstance(model, dict) or not isinstance(model.get("loss"), Node) \
+            or "params" not in model:
+        raise PlanError(f"pleiss_variants: model must be a model dict with 'loss' and 'params' "
+                        f"(from densenet() or from_onnx()), got {type(model).__name__}")
     outs = training_outputs(model)
     counted = sum(n.nbytes for n in concat_bn_values(model["loss"])) / GB
     flat = concat_from_features(model)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import GraphError, MemlabError, ShapeError, UnknownOpError, check_int
+from ..errors import GraphError, MemlabError, ShapeError, UnknownOpError, check_bool, check_int
 from ..graph import (Node, add, concat, div, mean, mul, placeholder, relu, softmax_cross_entropy,
                      sub, topo_order)
 from ..graph.ops.attention import TRANSPOSE
@@ -59,7 +59,8 @@ def load_onnx(model: Any) -> Any:
         raise GraphError(f"from_onnx: model must be a path, an onnx.ModelProto or one of "
                          f"{onnx_zoo()}, got {type(model).__name__}")
     if not Path(model).is_file():
-        raise GraphError(f"from_onnx: model {str(model)!r} is neither a file nor one of {onnx_zoo()}")
+        raise GraphError(f"from_onnx: model {str(model)!r} is neither a file nor one of "
+                         f"{onnx_zoo()}")
     try:
         proto = onnx.load(str(model))
     except Exception as e:  # protobuf's DecodeError and friends
@@ -92,8 +93,8 @@ def _prepare(proto: Any, batch: int | None, image: int | None) -> tuple[Any, dic
             continue
         dims = _dims(inp)
         if dims is None:
-            raise ShapeError(f"from_onnx: input {inp.name!r} has no shape in the file; memlab needs "
-                             f"a static (N, C, H, W)-like shape to plan memory")
+            raise ShapeError(f"from_onnx: input {inp.name!r} has no shape in the file; memlab "
+                             f"needs a static (N, C, H, W)-like shape to plan memory")
         new = list(dims)
         if new and batch is not None:
             file_batch = dims[0] if isinstance(dims[0], int) else None
@@ -107,14 +108,16 @@ def _prepare(proto: Any, batch: int | None, image: int | None) -> tuple[Any, dic
         for d, v in zip(inp.type.tensor_type.shape.dim, new):
             d.Clear()
             d.dim_value = v
-    if batch is not None and file_batch not in (None, batch):  # Reshape targets fixed at the file's batch
+    # Reshape targets written for the file's batch size follow the new one
+    if batch is not None and file_batch not in (None, batch):
         for node in g.node:
             if node.op_type == "Reshape" and node.input[1] in inits:
                 init = next(i for i in g.initializer if i.name == node.input[1])
                 target = numpy_helper.to_array(init).copy()
                 if target.size and target[0] == file_batch:
                     target[0] = batch
-                    fixed = numpy_helper.from_array(target, name=f"{init.name}__batch_{node.output[0]}")
+                    fixed = numpy_helper.from_array(
+                        target, name=f"{init.name}__batch_{node.output[0]}")
                     g.initializer.append(fixed)
                     node.input[1] = fixed.name
     del g.value_info[:]
@@ -315,7 +318,8 @@ def _transpose(im: _Importer, node: Any, a: dict, name: str) -> Node:
 
 
 def _constant_of_shape(im: _Importer, node: Any, a: dict, name: str) -> Node:
-    shape = tuple(int(n) for n in im.const(node.input[0], f"node {name!r}: ConstantOfShape's shape"))
+    dims = im.const(node.input[0], f"node {name!r}: ConstantOfShape's shape")
+    shape = tuple(int(n) for n in dims)
     value = a.get("value")
     dtype = np.float32 if value is None else __import__("onnx").numpy_helper.to_array(value).dtype
     p = placeholder(node.output[0], shape, dtype)
@@ -363,6 +367,7 @@ def from_onnx(model: Any, batch: int | None = None, image: int | None = None,
         batch = check_int(batch, "from_onnx: batch", low=1, error=ShapeError)
     if image is not None:
         image = check_int(image, "from_onnx: image", low=1, error=ShapeError)
+    loss = check_bool(loss, "from_onnx: loss", GraphError)
     proto = load_onnx(model)
     m, shapes, _ = _prepare(proto, batch, image)
     im = _Importer(m, shapes)

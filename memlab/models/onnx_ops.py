@@ -21,7 +21,8 @@ class Gemm(Op):
     def infer(self, node: Node) -> tuple[tuple[int, ...], np.dtype]:
         a, b, *c = node.inputs
         if len(a.shape) != 2 or len(b.shape) != 2:
-            raise ShapeError(f"gemm needs 2-D A and B, got {a.name}{list(a.shape)} and {b.name}{list(b.shape)}")
+            raise ShapeError(f"gemm needs 2-D A and B, got {a.name}{list(a.shape)} and "
+                             f"{b.name}{list(b.shape)}")
         n, k1 = a.shape[::-1] if node.attrs["trans_a"] else a.shape
         k2, m = b.shape[::-1] if node.attrs["trans_b"] else b.shape
         if k1 != k2:
@@ -86,7 +87,7 @@ class SoftmaxAxis(Op):
         return (0,)
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
-        return [SOFTMAX_GRAD(grad, node, **node.attrs)]
+        return [SOFTMAX_GRAD(grad, node, axis=node.attrs["axis"], coerce=node.attrs["coerce"])]
 
 
 class SoftmaxGrad(Op):

@@ -373,16 +373,22 @@ def bvlc_alexnet(batch: int = 64, image: int = 224) -> dict[str, Any]:
 def _basic(h: Node, width: int, stride: int) -> Node:
     r = relu(batchnorm_affine(conv_bias(h, width, 3, stride, bias=False)))
     r = batchnorm_affine(conv_bias(r, width, 3, bias=False))
-    short = h if stride == 1 and h.shape[1] == width else batchnorm_affine(conv_bias(h, width, 1, stride, 0, bias=False))
-    return relu(add(r, short))
+    return relu(add(r, _shortcut(h, width, stride)))
+
+
+def _shortcut(h: Node, width: int, stride: int) -> Node:
+    """The identity, or a 1x1 projection with batch norm where the shape changes."""
+    if stride == 1 and h.shape[1] == width:
+        return h
+    return batchnorm_affine(conv_bias(h, width, 1, stride, 0, bias=False))
 
 
 def _bottleneck(h: Node, width: int, stride: int) -> Node:
     r = relu(batchnorm_affine(conv_bias(h, width // 4, 1, 1, 0, bias=False)))
-    r = relu(batchnorm_affine(conv_bias(r, width // 4, 3, stride, bias=False)))    # stride on the 3x3, as the
-    r = batchnorm_affine(conv_bias(r, width, 1, 1, 0, bias=False))                    # ONNX zoo's ResNet-50
-    short = h if stride == 1 and h.shape[1] == width else batchnorm_affine(conv_bias(h, width, 1, stride, 0, bias=False))
-    return relu(add(r, short))
+    # the stride on the 3x3, as the ONNX zoo's ResNet-50 has it
+    r = relu(batchnorm_affine(conv_bias(r, width // 4, 3, stride, bias=False)))
+    r = batchnorm_affine(conv_bias(r, width, 1, 1, 0, bias=False))
+    return relu(add(r, _shortcut(h, width, stride)))
 
 
 def resnet_v1(layers: int, batch: int = 32, image: int = 224) -> dict[str, Any]:

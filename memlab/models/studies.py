@@ -5,6 +5,8 @@ networks, ResNets and unrolled LSTMs, planned but never run):
 
 * :func:`slide29_table`: naive / in-place / co-share / both, forward and
   training, with the values read off the slide (:data:`SLIDE29`).
+* :func:`slide29_onnx_table`: the same on the real AlexNet, GoogLeNet and VGG-19 imported from
+  the ONNX files the ``onnx`` package ships (lesson 16).
 * :func:`resnet_curve`, :func:`lstm_curve`: feature-map memory against depth
   and unrolled steps for no optimisation, in-place, and sharing (in-place +
   co-share), next to the slide's values (:data:`SLIDE35`, :data:`SLIDE36`).

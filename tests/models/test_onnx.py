@@ -12,7 +12,8 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import memlab as ml  # noqa: E402
 from memlab.checkpoint import recompute_graph, sqrt_checkpoints  # noqa: E402
-from memlab.models import feature_map_bytes, from_onnx, load_onnx, onnx_zoo, training_outputs  # noqa: E402
+from memlab.models import (feature_map_bytes, from_onnx, load_onnx, onnx_zoo,  # noqa: E402
+                           training_outputs)
 from memlab.testing import central_difference, check_plan_runs  # noqa: E402
 
 ZOO = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet",
@@ -31,7 +32,8 @@ def test_the_nine_networks_are_listed():
 
 def _weights_in_file(proto) -> int:
     """Weight elements by the file itself: each ConstantOfShape stand-in's shape, plus the float
-    initializers nodes read (the light files keep a few small ones, such as VGG-19's first biases)."""
+    initializers nodes read (the light files keep a few small ones, such as VGG-19's first
+    biases)."""
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
     read = {name for node in proto.graph.node for name in node.input}
     stand_ins = sum(int(np.prod(inits[n.input[0]])) for n in proto.graph.node
@@ -55,9 +57,11 @@ def test_published_parameter_counts():
 
 def test_reconstructions_have_the_imported_networks_weights(zoo):
     # trainable weights: the zoo's files also store each batch norm's running mean and variance
-    trained = {name: sum(p.size for p in zoo[name]["params"]) for name in ("bvlc_alexnet", "resnet50")}
+    trained = {name: sum(p.size for p in zoo[name]["params"])
+               for name in ("bvlc_alexnet", "resnet50")}
     assert sum(p.size for p in ml.models.alexnet(1)["params"]) == trained["bvlc_alexnet"]
-    assert sum(p.size for p in ml.models.resnet(50, 1)["params"]) == trained["resnet50"] == 25_557_032
+    resnet50 = sum(p.size for p in ml.models.resnet(50, 1)["params"])
+    assert resnet50 == trained["resnet50"] == 25_557_032
     assert len(zoo["resnet50"]["buffers"]) == 2 * 53      # mean and variance of 53 batch norms
 
 
@@ -103,7 +107,8 @@ def test_training_step_plans_and_checkpoints(zoo_batch2, name):
     assert both < naive and naive > forward
     rewritten = recompute_graph(outs, sqrt_checkpoints(outs))
     ml.check_plan(ml.plan_offsets(rewritten))
-    kept, before = feature_map_bytes(rewritten), feature_map_bytes(outs)  # what checkpointing acts on
+    # feature maps: what checkpointing acts on
+    kept, before = feature_map_bytes(rewritten), feature_map_bytes(outs)
     # at batch 2 AlexNet's, VGG's and ZFNet's steps are their weight gradients: nothing to win
     assert kept < before if len(m["nodes"]) > 100 else kept <= before
 
@@ -137,7 +142,8 @@ def _small(dtype=TensorProto.FLOAT, batch=4, opset=15):
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", strides=[2, 1],
                          pads=[1, 0, 2, 1], dilations=[1, 2], group=2),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-        helper.make_node("LRN", ["r1"], ["l1"], name="lrn1", size=3, alpha=0.3, beta=0.75, bias=1.0),
+        helper.make_node("LRN", ["r1"], ["l1"], name="lrn1", size=3, alpha=0.3, beta=0.75,
+                         bias=1.0),
         helper.make_node("MaxPool", ["l1"], ["p1"], name="pool1", kernel_shape=[3, 2],
                          strides=[2, 2], pads=[1, 0, 1, 0], ceil_mode=1),
         helper.make_node("BatchNormalization", ["p1", "s", "bb", "mu", "var"], ["n1"], name="bn1",
@@ -145,11 +151,13 @@ def _small(dtype=TensorProto.FLOAT, batch=4, opset=15):
         helper.make_node("AveragePool", ["n1"], ["a1"], name="avg1", kernel_shape=[2, 2],
                          pads=[1, 1, 0, 0]),
         helper.make_node("Flatten", ["a1"], ["f1"], name="flat"),
-        helper.make_node("Gemm", ["f1", "w2", "b2"], ["g1"], name="fc", transB=1, alpha=0.7, beta=0.5),
+        helper.make_node("Gemm", ["f1", "w2", "b2"], ["g1"], name="fc", transB=1, alpha=0.7,
+                         beta=0.5),
         helper.make_node("Softmax", ["g1"], ["y"], name="prob")]
     inits = [w("w1", (4, 2, 3, 2)), w("b1", (4,)), w("s", (4,)), w("bb", (4,)), w("mu", (4,)),
              w("var", (4,), low=True), w("w2", (3, 24)), w("b2", (3,))]
-    graph = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("x", dtype, [batch, 4, 7, 5])],
+    x = helper.make_tensor_value_info("x", dtype, [batch, 4, 7, 5])
+    graph = helper.make_graph(nodes, "small", [x],
                               [helper.make_tensor_value_info("y", dtype, [batch, 3])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 

@@ -14,11 +14,17 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ...errors import ShapeError
-from ..node import Node
+from ...errors import ShapeError, check_bool
+from ..node import Node, as_node
 from .base import Op
 
 Pair = tuple[int, int]
+_GEOMETRY = ("kernel", "strides", "pads", "dilations", "group", "kind", "ceil", "count_include_pad")
+
+
+def _geometry_attrs(node: Node) -> dict:
+    """The attributes a gradient op needs (not the forward op's own, such as its workspace)."""
+    return {k: node.attrs[k] for k in _GEOMETRY if k in node.attrs}
 
 
 def _float(x: Node, what: str) -> None:
@@ -45,9 +51,11 @@ def out_size(size: int, k: int, stride: int, before: int, after: int, dilation: 
 
 def _geometry(node: Node, x_shape: Sequence[int]) -> tuple[int, int]:
     a = node.attrs
-    (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["kernel"], a["strides"], a["dilations"], a["pads"]
+    (kh, kw), (sh, sw) = a["kernel"], a["strides"]
+    (dh, dw), (pt, pl, pb, pr) = a["dilations"], a["pads"]
     ceil = a.get("ceil", False)
-    return (out_size(x_shape[2], kh, sh, pt, pb, dh, ceil), out_size(x_shape[3], kw, sw, pl, pr, dw, ceil))
+    return (out_size(x_shape[2], kh, sh, pt, pb, dh, ceil),
+            out_size(x_shape[3], kw, sw, pl, pr, dw, ceil))
 
 
 def _padded(x: np.ndarray, node: Node, out_hw: Pair, fill: float) -> np.ndarray:
@@ -63,7 +71,8 @@ def _padded(x: np.ndarray, node: Node, out_hw: Pair, fill: float) -> np.ndarray:
 
 def _taps(node: Node, out_hw: Pair) -> Iterator[tuple[int, int, tuple[slice, ...]]]:
     """For each kernel position (i, j): the strided slice of the padded input it reads."""
-    (kh, kw), (sh, sw), (dh, dw) = node.attrs["kernel"], node.attrs["strides"], node.attrs["dilations"]
+    a = node.attrs
+    (kh, kw), (sh, sw), (dh, dw) = a["kernel"], a["strides"], a["dilations"]
     ho, wo = out_hw
     for i in range(kh):
         for j in range(kw):
@@ -87,7 +96,8 @@ class Conv2d(Op):
         _float(x, "conv2d")
         g = node.attrs["group"]
         if len(w.shape) != 4 or x.shape[1] != w.shape[1] * g or w.shape[0] % g or \
-                tuple(w.shape[2:]) != tuple(node.attrs["kernel"]) or (b and b[0].shape != w.shape[:1]):
+                tuple(w.shape[2:]) != tuple(node.attrs["kernel"]) or \
+                (b and b[0].shape != w.shape[:1]):
             raise ShapeError(f"conv2d (group {g}) needs w (O, C/{g}, kh, kw) and b (O,) for "
                              f"{x.name}{list(x.shape)}, got {w.name}{list(w.shape)}"
                              + (f" and {b[0].name}{list(b[0].shape)}" if b else ""))
@@ -106,7 +116,8 @@ class Conv2d(Op):
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         x, w, *b = node.inputs
-        grads = [CONV2D_DX(grad, w, **node.attrs, shape=x.shape), CONV2D_DW(x, grad, **node.attrs)]
+        geo = _geometry_attrs(node)
+        grads = [CONV2D_DX(grad, w, **geo, shape=x.shape), CONV2D_DW(x, grad, **geo)]
         if b:
             from .tensor import sum as reduce_sum
             grads.append(reduce_sum(grad, axis=(0, 2, 3)))
@@ -183,8 +194,8 @@ class Pool2d(Op):
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
         (x,) = node.inputs
         if node.attrs["kind"] == "max":
-            return [POOL2D_DX(grad, x, node, **node.attrs, shape=x.shape)]
-        return [POOL2D_DX(grad, **node.attrs, shape=x.shape)]
+            return [POOL2D_DX(grad, x, node, **_geometry_attrs(node), shape=x.shape)]
+        return [POOL2D_DX(grad, **_geometry_attrs(node), shape=x.shape)]
 
 
 def _counts(node: Node, shape: Sequence[int], out_hw: Pair) -> np.ndarray:
@@ -234,23 +245,31 @@ CONV2D, CONV2D_DX, CONV2D_DW = Conv2d(), Conv2dDx(), Conv2dDw()
 POOL2D, POOL2D_DX = Pool2d(), Pool2dDx()
 
 
+def _ints(v: object, n: int, low: int, what: str) -> tuple[int, ...]:
+    if not isinstance(v, (list, tuple)) or len(v) != n or not all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) and a >= low for a in v):
+        raise ShapeError(f"{what} must be {n} integers >= {low}, got {v!r}")
+    return tuple(int(a) for a in v)
+
+
 def _pairs(kernel: Sequence[int], strides: Sequence[int] | None, pads: Sequence[int] | None,
-           dilations: Sequence[int] | None) -> dict:
-    def pair(v: Sequence[int] | None, default: int, n: int = 2) -> tuple[int, ...]:
-        out = tuple(int(a) for a in (v if v is not None else [default] * n))
-        if len(out) != n or any(a < (0 if default == 0 else 1) for a in out):
-            raise ShapeError(f"expected {n} integers >= {0 if default == 0 else 1}, got {v!r}")
-        return out
-    return {"kernel": pair(kernel, 1), "strides": pair(strides, 1), "pads": pair(pads, 0, 4),
-            "dilations": pair(dilations, 1)}
+           dilations: Sequence[int] | None, what: str) -> dict:
+    return {"kernel": _ints(kernel, 2, 1, f"{what}: kernel"),
+            "strides": (1, 1) if strides is None else _ints(strides, 2, 1, f"{what}: strides"),
+            "pads": (0,) * 4 if pads is None else _ints(pads, 4, 0, f"{what}: pads"),
+            "dilations": (1, 1) if dilations is None else _ints(dilations, 2, 1,
+                                                                f"{what}: dilations")}
 
 
 def conv2d(x: Node, w: Node, b: Node | None = None, strides: Sequence[int] | None = None,
            pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None,
            group: int = 1, name: str | None = None) -> Node:
     """2-D convolution of ``x`` (N, C, H, W) with ``w`` (O, C / group, kh, kw) and bias ``b``."""
-    attrs = _pairs(w.shape[2:] if len(w.shape) == 4 else (0, 0), strides, pads, dilations)
-    if not isinstance(group, (int, np.integer)) or group < 1:
+    w = as_node(w, what="conv2d: w")
+    if len(w.shape) != 4:
+        raise ShapeError(f"conv2d: w must be (O, C / group, kh, kw), got {w.name}{list(w.shape)}")
+    attrs = _pairs(tuple(w.shape[2:]), strides, pads, dilations, "conv2d")
+    if not isinstance(group, (int, np.integer)) or isinstance(group, bool) or group < 1:
         raise ShapeError(f"conv2d: group must be an integer >= 1, got {group!r}")
     inputs = (x, w) if b is None else (x, w, b)
     return CONV2D(*inputs, name=name, group=int(group), **attrs)
@@ -262,5 +281,7 @@ def pool2d(x: Node, kernel: Sequence[int], kind: str = "max", strides: Sequence[
     """Max (``kind="max"``) or average (``"avg"``) pooling of ``x`` (N, C, H, W)."""
     if kind not in ("max", "avg"):
         raise ShapeError(f"pool2d: kind must be 'max' or 'avg', got {kind!r}")
-    return POOL2D(x, name=name, kind=kind, ceil=bool(ceil), count_include_pad=bool(count_include_pad),
-                  **_pairs(kernel, strides, pads, dilations))
+    return POOL2D(x, name=name, kind=kind, ceil=check_bool(ceil, "pool2d: ceil", ShapeError),
+                  count_include_pad=check_bool(count_include_pad, "pool2d: count_include_pad",
+                                               ShapeError),
+                  **_pairs(kernel, strides, pads, dilations, "pool2d"))

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import ShapeError
+from ...errors import ShapeError, check_int, check_number
 from ..node import Node
 from .base import Op
 from .tensor import sum as reduce_sum
@@ -45,7 +45,8 @@ class LRN(Op):
     def infer(self, node: Node) -> tuple[tuple[int, ...], np.dtype]:
         (x,) = node.inputs
         if x.dtype.kind != "f" or len(x.shape) < 2:
-            raise ShapeError(f"lrn needs a floating-point (N, C, ...) input, got {x.name}{list(x.shape)}")
+            raise ShapeError(f"lrn needs a floating-point (N, C, ...) input, got "
+                             f"{x.name}{list(x.shape)}")
         return x.shape, x.dtype
 
     def compute(self, node: Node, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
@@ -53,7 +54,9 @@ class LRN(Op):
         out[...] = x * _lrn_scale(x, node) ** -node.attrs["beta"]
 
     def gradient(self, node: Node, grad: Node) -> list[Node | None]:
-        return [LRN_DX(grad, node.inputs[0], node, **node.attrs)]
+        a = node.attrs
+        return [LRN_DX(grad, node.inputs[0], node, size=a["size"], alpha=a["alpha"], beta=a["beta"],
+                       bias=a["bias"])]
 
 
 class LRNDx(Op):
@@ -139,12 +142,15 @@ LRN_OP, LRN_DX, BATCHNORM, BATCHNORM_GRAD = LRN(), LRNDx(), BatchNorm(), BatchNo
 def lrn(x: Node, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0,
         name: str | None = None) -> Node:
     """Local response normalisation across ``size`` channels (ONNX ``LRN``)."""
-    if not isinstance(size, (int, np.integer)) or size < 1:
-        raise ShapeError(f"lrn: size must be an integer >= 1, got {size!r}")
-    return LRN_OP(x, name=name, size=int(size), alpha=float(alpha), beta=float(beta), bias=float(bias))
+    size = check_int(size, "lrn: size", 1, ShapeError)
+    return LRN_OP(x, name=name, size=size,
+                  alpha=check_number(alpha, "lrn: alpha", 0, error=ShapeError),
+                  beta=check_number(beta, "lrn: beta", 0, error=ShapeError),
+                  bias=check_number(bias, "lrn: bias", above=0, error=ShapeError))
 
 
 def batchnorm(x: Node, scale: Node, bias: Node, mean: Node, var: Node, eps: float = 1e-5,
               name: str | None = None) -> Node:
     """Batch normalisation of ``x`` (N, C, ...) with per-channel statistics (ONNX's form)."""
-    return BATCHNORM(x, scale, bias, mean, var, name=name, eps=float(eps))
+    return BATCHNORM(x, scale, bias, mean, var, name=name,
+                     eps=check_number(eps, "batchnorm: eps", above=0, error=ShapeError))
