@@ -14,7 +14,7 @@ from .gpt import Transformer, transformer, gpt2, gpt_7b
 from .encoder_decoder import Seq2Seq, seq2seq
 from .zoo import slide22, slide23, mlp, mlp2, training_outputs, conv_resnet
 from .onnx_import import from_onnx, onnx_zoo, load_onnx
-from . import densenets
+from . import densenets, conv_workspace, pytorch_saves
 from .densenets import densenet, pleiss_variants
 from .shape_only import (ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, resnet_cifar, lstm,
                          mlp2_fused)
@@ -24,7 +24,7 @@ from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN
                       checkpoint_table, runtime_memory, runnable_step, overhead_curve,
                       SLIDE35_TOTAL, SLIDE36_TOTAL, SLIDE37)
 
-__all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "densenet",
+__all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "conv_workspace", "pytorch_saves", "densenet",
            "pleiss_variants", "zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
            "gpt", "activations", "Transformer", "transformer", "gpt2", "gpt_7b",
            "slide22", "slide23", "mlp", "mlp2", "training_outputs",

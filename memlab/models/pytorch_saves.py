@@ -12,8 +12,8 @@ from typing import Callable
 
 import numpy as np
 
-from .. import graph as g
-from ..graph import Node, saved_for_backward
+from ..graph import (Node, add, div, dropout, exp, gelu, log, matmul, mul, placeholder, relu,
+                     saved_for_backward, sigmoid, softmax, tanh)
 
 #: op -> (what PyTorch saves, the derivatives.yaml formula that says so)
 PYTORCH: dict[str, tuple[str, str]] = {
@@ -33,17 +33,17 @@ PYTORCH: dict[str, tuple[str, str]] = {
 
 
 def _x(name: str = "x", shape: tuple[int, ...] = (4, 6)) -> Node:
-    return g.placeholder(name, shape, np.float64)
+    return placeholder(name, shape, np.float64)
 
 
 #: one small memlab node per op of :data:`PYTORCH`
 BUILD: dict[str, Callable[[], Node]] = {
-    "relu": lambda: g.relu(_x()), "sigmoid": lambda: g.sigmoid(_x()),
-    "tanh": lambda: g.tanh(_x()), "exp": lambda: g.exp(_x()),
-    "softmax": lambda: g.softmax(_x()), "log": lambda: g.log(_x()),
-    "gelu": lambda: g.gelu(_x()), "matmul": lambda: g.matmul(_x(), _x("w", (6, 3))),
-    "mul": lambda: g.mul(_x(), _x("b")), "div": lambda: g.div(_x(), _x("b")),
-    "dropout": lambda: g.dropout(_x(), 0.5), "add": lambda: g.add(_x(), _x("b")),
+    "relu": lambda: relu(_x()), "sigmoid": lambda: sigmoid(_x()),
+    "tanh": lambda: tanh(_x()), "exp": lambda: exp(_x()),
+    "softmax": lambda: softmax(_x()), "log": lambda: log(_x()),
+    "gelu": lambda: gelu(_x()), "matmul": lambda: matmul(_x(), _x("w", (6, 3))),
+    "mul": lambda: mul(_x(), _x("b")), "div": lambda: div(_x(), _x("b")),
+    "dropout": lambda: dropout(_x(), 0.5), "add": lambda: add(_x(), _x("b")),
 }
 
 

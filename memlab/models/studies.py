@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..checkpoint import every_k, forward_nodes_of as forward_nodes, memonger, recompute_graph, \
     recomputed_nodes, recursive_checkpoints, sqrt_checkpoints
-from ..errors import PlanError, check_choice, check_int
+from ..errors import PlanError, check_choice, check_int, check_list
 from ..execute import Executor
 from ..graph import PLACEHOLDER, Node, set_workspace, topo_order, workspace_of
 from ..memory import memory_order, plan_memory, plan_offsets, resolve_order
@@ -224,6 +224,9 @@ def every_k_curve(outputs: Sequence[Node], ks: Sequence[int]) -> list[dict[str, 
     """Slide p.33's trade-off measured: for each segment length ``K``, checkpoint every ``K``-th
     forward value and plan; ``feature maps`` (:func:`feature_map_bytes`) and ``recomputed`` ops,
     with ``n`` the forward ops (store all is ``K = 1``)."""
+    from ..checkpoint.rewrite import training_outputs as _step
+    outputs = _step(outputs, "every_k_curve")
+    ks = check_list(ks, "every_k_curve: ks (segment lengths)", PlanError, nonempty=True)
     n = len(forward_nodes(outputs))
     rows = []
     for k in ks:
@@ -339,6 +342,10 @@ def layer_inputs(model: dict[str, Any]) -> list[int]:
 
 
 def _layers(model: dict[str, Any]) -> tuple[list[int], list[float], list[int]]:
+    if not isinstance(model, dict) or "loss" not in model or "params" not in model or not (
+            "data" in model or "x" in model):
+        raise PlanError(f"layer sizes: model must be a zoo model (a dict with 'loss', 'params' and "
+                        f"'data'), e.g. models.vgg(batch=1), got {type(model).__name__}")
     data = model["data"] if "data" in model else model["x"]
     weights_of = {id(p) for p in model["params"]}
     params, acts, inputs, pending, last = [], [], [], 0.0, data
