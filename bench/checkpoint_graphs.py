@@ -53,7 +53,8 @@ def main() -> None:
             row(f"{name:<16}{n:>7} {label:<10}{gb:8.2f}{gb / base:8.2f}"
                 f"{len(ck.recomputed_nodes(new)):>8}{secs:7.2f}")
 
-    row("\n2. Time on graphs that run (arena executor, best of 3), sqrt(N) checkpoints")
+    row("\n2. Time on graphs that run (arena executor, median of 3), sqrt(N) checkpoints; counted:"
+        " recomputed ops over the step's ops, the measured time's denominator")
     row(f"{'graph':<24}{'MB':>7}{'-> MB':>7}{'ms':>8}{'-> ms':>8}{'counted':>9}{'measured':>9}")
     for name, m in sweep((("MLP 64 x 128", mlp(depth=64, batch=64, n_in=128, hidden=128, n_out=10)),
                           ("1-D ResNet 32 blocks", conv_resnet(blocks=32))), "graphs that run"):

@@ -426,6 +426,20 @@ CALLS: dict[str, Call] = {
     "ml.models.densenet": Call(lambda: ((1, 2), 1, 32, 4, 5)),
     "ml.models.pleiss_variants": Call(lambda: (ml.models.densenet((1, 2), 1, 32, 4, 5), None),
                                       {(1, "None"): NONE_DEFAULT}),
+    "ml.graph.set_workspace": Call(lambda: (_graph(), {"matmul": 8}),
+                                   {(0, "empty list"): EMPTY_OUTPUTS}),
+    "ml.models.conv_workspace.mxnet_gemm": Call(lambda: (1024,)),
+    "ml.models.conv_workspace.columns_per_image": Call(
+        lambda: (ml.models.shape_only.conv2d(ml.placeholder("x", (1, 2, 4, 4)), 2, 3),)),
+    "ml.models.conv_workspace.runtime_totals": Call(
+        lambda: ([{"x": 4, "sharing": 0.1}], lambda d: ml.models.vgg(batch=1), {}),
+        {(0, "empty list"): "no rows: no totals", (2, "None"): NONE_DEFAULT}),
+    "ml.memory.fragmentation.oversized": Call(lambda: (ml.plan_memory(_graph()), 4.0)),
+    "ml.models.every_k_curve": Call(
+        lambda: (ml.models.training_outputs(ml.models.mlp(depth=2, batch=2, n_in=2, hidden=2,
+                                                          n_out=2)), [1, 2])),
+    "ml.models.layer_inputs": Call(lambda: (ml.models.vgg(batch=1),)),
+    "ml.models.pytorch_saves.agreement": Call(lambda: ()),
     "ml.TaskGraph": Call(lambda: ()),
     **{f"ml.{e}": Call(lambda: ("message",), ERROR_OK)
        for e in ("MemlabError", "GraphError", "CycleError", "ShapeError", "FeedError", "PlanError",

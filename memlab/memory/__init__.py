@@ -17,10 +17,11 @@ from .order import memory_order, order_peak, resolve_order
 from .planner import plan_memory, MemoryPlan, PlanStep, Box
 from .offsets import plan_offsets, plan_tags_by_size, live_bytes_lower_bound, OffsetPlan
 from .checkplan import check_plan
-from . import coloring, sharing, kvcache
+from . import coloring, sharing, kvcache, fragmentation
 from .sharing import plan_sharing
 
 __all__ = ["Plan", "TagPlan", "ALIGN", "align", "MemoryPool", "reference_counts", "lifetimes", "prepare",
            "memory_order", "order_peak", "resolve_order",
            "plan_memory", "MemoryPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
-           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing", "kvcache"]
+           "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing", "kvcache",
+           "fragmentation"]

@@ -14,17 +14,17 @@ from .gpt import Transformer, transformer, gpt2, gpt_7b
 from .encoder_decoder import Seq2Seq, seq2seq
 from .zoo import slide22, slide23, slide24, mlp, mlp2, training_outputs, conv_resnet
 from .onnx_import import from_onnx, onnx_zoo, load_onnx
-from . import densenets
+from . import densenets, conv_workspace, pytorch_saves
 from .densenets import densenet, pleiss_variants
 from .shape_only import (ShapeOnly, shape_op, alexnet, vgg, googlenet, resnet, resnet_cifar, lstm,
                          mlp2_fused)
 from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN_RESNET_1000, CHEN_LSTM,
                       compare_strategies, slide29_table, slide29_onnx_table, SLIDE29_ONNX, resnet_curve, lstm_curve, overhead,
-                      layer_sizes, layer_inputs, CHECKPOINTS, CHEN_FIGURES, training_steps, feature_map_bytes,
+                      layer_sizes, layer_inputs, every_k_curve, CHECKPOINTS, CHEN_FIGURES, training_steps, feature_map_bytes,
                       checkpoint_table, runtime_memory, runnable_step, overhead_curve,
                       SLIDE35_TOTAL, SLIDE36_TOTAL, SLIDE37)
 
-__all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "densenet",
+__all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "conv_workspace", "pytorch_saves", "densenet",
            "pleiss_variants", "zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
            "gpt", "activations", "Transformer", "transformer", "gpt2", "gpt_7b",
            "slide22", "slide23", "slide24", "mlp", "mlp2", "training_outputs",
@@ -33,6 +33,6 @@ __all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "densenet",
            "resnet_cifar", "lstm", "GB", "SLIDE29",
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table", "slide29_onnx_table", "SLIDE29_ONNX",
            "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "CHEN_LSTM", "overhead",
-           "layer_sizes", "layer_inputs", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table",
+           "layer_sizes", "layer_inputs", "every_k_curve", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table",
            "runtime_memory", "runnable_step", "overhead_curve", "SLIDE35_TOTAL", "SLIDE36_TOTAL",
            "SLIDE37"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import GraphError, check_int
+from ..errors import GraphError, check_callable, check_int, check_list
 from ..graph import Node, topo_order
 
 GB = 1e9
@@ -44,6 +44,9 @@ def columns_per_image(node: Node) -> int:
     that keeps the image size (no unfolding). ``node`` is a convolution (``conv2d``: inputs
     ``x, w``) or a gradient op of one: shape-only ``conv2d_grad`` (``grad, x, w``),
     ``conv2d_dx`` (``grad, w``, the input's shape) or ``conv2d_dw`` (``x, grad``)."""
+    if not isinstance(node, Node):
+        raise GraphError(f"columns_per_image: node must be a convolution Node ({', '.join(CONV_OPS)}), "
+                         f"got {type(node).__name__}")
     name, ins = node.op.name, node.inputs
     try:
         if name == "conv2d":
@@ -91,6 +94,13 @@ def runtime_totals(rows: Sequence[Mapping[str, Any]], build: Callable[[int], Map
     backward convolutions unfold the same matrices, and one scratch buffer serves every op, as a
     framework's temporary space does) and ``"<line> total"`` for ``sharing`` and ``sublinear``:
     the feature maps plus all of these."""
+    rows = check_list(rows, "runtime_totals: rows (of resnet_curve or lstm_curve)", GraphError)
+    if any(not isinstance(r, Mapping) or "x" not in r for r in rows):
+        raise GraphError("runtime_totals: rows must be the dicts resnet_curve or lstm_curve return")
+    build = check_callable(build, "runtime_totals: build (size -> model)", GraphError)
+    if workspace is not None and not isinstance(workspace, Mapping):
+        raise GraphError(f"runtime_totals: workspace must map op names to bytes (or be None), "
+                         f"got {type(workspace).__name__}")
     out = []
     for r in rows:
         model = build(r["x"])

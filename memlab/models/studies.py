@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..checkpoint import every_k, forward_nodes_of as forward_nodes, memonger, recompute_graph, \
     recomputed_nodes, recursive_checkpoints, sqrt_checkpoints
-from ..errors import PlanError, check_choice, check_int
+from ..errors import PlanError, check_choice, check_int, check_list
 from ..execute import Executor
 from ..graph import PLACEHOLDER, Node, set_workspace, topo_order, workspace_of
 from ..memory import memory_order, plan_memory, plan_offsets, resolve_order
@@ -194,25 +194,47 @@ def lstm_curve(steps: Sequence[int] = (40, 100, 200, 400, 800, 1600), batch: int
 
 
 def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int = 3) -> dict[str, float]:
-    """Slide p.37's execution overhead of recomputation on a graph that runs: forward ops counted
-    (recomputed copies / forward ops) and arena-executor time measured (best of ``repeat``), with
-    the planned bytes before and after."""
+    """Slide p.37's execution overhead of recomputation on a graph that runs, both over the whole
+    store-all step: ``counted extra``, the recomputed copies over the ops of the step (forward
+    and backward: what time would show if every op cost the same) and ``measured extra``, the
+    arena executor's time over store all's (the median of ``repeat`` runs each); with the
+    planned bytes before and after, and ``forward extra``, the copies over the forward ops
+    (p.33's "one additional forward pass" is 1)."""
     rewritten = recompute_graph(outputs, keep)
-    row: dict[str, float] = {"forward ops": len(forward_nodes(outputs)),
+    step_ops = sum(1 for n in topo_order(list(outputs)) if n.op.computes)
+    row: dict[str, float] = {"forward ops": len(forward_nodes(outputs)), "step ops": step_ops,
                              "recomputed": len(recomputed_nodes(rewritten))}
     for name, outs in (("baseline", list(outputs)), ("sublinear", rewritten)):
         plan = plan_offsets(outs)
         ex = Executor(outs, plan=plan)
-        best = float("inf")
+        times = []
         for _ in range(repeat):
             t = time.perf_counter()
             ex.run(feed)
-            best = min(best, time.perf_counter() - t)
+            times.append(time.perf_counter() - t)
         row[f"{name} MB"] = plan.total_bytes / 1e6
-        row[f"{name} ms"] = best * 1e3
-    row["counted extra"] = row["recomputed"] / row["forward ops"]
+        row[f"{name} ms"] = sorted(times)[len(times) // 2] * 1e3
+    row["forward extra"] = row["recomputed"] / row["forward ops"]
+    row["counted extra"] = row["recomputed"] / row["step ops"]
     row["measured extra"] = row["sublinear ms"] / row["baseline ms"] - 1
     return row
+
+
+def every_k_curve(outputs: Sequence[Node], ks: Sequence[int]) -> list[dict[str, Any]]:
+    """Slide p.33's trade-off measured: for each segment length ``K``, checkpoint every ``K``-th
+    forward value and plan; ``feature maps`` (:func:`feature_map_bytes`) and ``recomputed`` ops,
+    with ``n`` the forward ops (store all is ``K = 1``)."""
+    from ..checkpoint.rewrite import training_outputs as _step
+    outputs = _step(outputs, "every_k_curve")
+    ks = check_list(ks, "every_k_curve: ks (segment lengths)", PlanError, nonempty=True)
+    n = len(forward_nodes(outputs))
+    rows = []
+    for k in ks:
+        k = check_int(k, "every_k_curve: ks (segment lengths)", low=1, error=PlanError)
+        new = recompute_graph(outputs, every_k(outputs, k)) if k > 1 else list(outputs)
+        rows.append({"K": k, "n": n, "feature maps": feature_map_bytes(new),
+                     "recomputed": len(recomputed_nodes(new)) if k > 1 else 0})
+    return rows
 
 
 def runnable_step(kind: str, size: int, seed: int = 0) -> tuple[list[Node], dict]:
@@ -320,6 +342,10 @@ def layer_inputs(model: dict[str, Any]) -> list[int]:
 
 
 def _layers(model: dict[str, Any]) -> tuple[list[int], list[float], list[int]]:
+    if not isinstance(model, dict) or "loss" not in model or "params" not in model or not (
+            "data" in model or "x" in model):
+        raise PlanError(f"layer sizes: model must be a zoo model (a dict with 'loss', 'params' and "
+                        f"'data'), e.g. models.vgg(batch=1), got {type(model).__name__}")
     data = model["data"] if "data" in model else model["x"]
     weights_of = {id(p) for p in model["params"]}
     params, acts, inputs, pending, last = [], [], [], 0.0, data

@@ -37,7 +37,8 @@ from .stepper import Frame
 
 __all__ = ["IMPLICIT", "CLASS_COLORS", "class_color", "draw_dependencies", "coloring_frames",
            "schedule_gantt", "access_lanes", "tradeoff_plot", "draw_training_graph", "training_plan_frames",
-           "slide29_bars", "memory_curves", "STRATEGY_COLORS"]
+           "slide29_bars", "slide29_figure", "memory_curves", "runtime_total_curves",
+           "STRATEGY_COLORS"]
 
 #: colour of implicit / control dependency edges and of the node running now
 IMPLICIT = "#c0392b"
@@ -318,7 +319,7 @@ def training_plan_frames(plan: Any, forward: Node | Iterable[Node], labels: Mapp
 # ------------------------------------------------------------------ the slides' bars and curves (p.29, p.35-36)
 
 def slide29_bars(rows: Sequence[Mapping[str, Any]], mode: str, ax: Any = None, title: str | None = None,
-                 figsize: tuple[float, float] = (5.2, 2.8)) -> Any:
+                 figsize: tuple[float, float] = (5.2, 2.8), legend: bool = True) -> Any:
     """p.29 as grouped bars for ``mode`` ("forward" or "training"): ours filled, the slide's value as a
     black tick on each bar (rows of ``models.slide29_table()``)."""
     import matplotlib.pyplot as plt
@@ -338,7 +339,8 @@ def slide29_bars(rows: Sequence[Mapping[str, Any]], mode: str, ax: Any = None, t
     ax.set_xticks(list(range(len(sel))))
     ax.set_xticklabels([r["model"] for r in sel])
     ax.set_ylabel("memory (GB)")
-    ax.legend(fontsize=7, ncol=1, loc="upper left")
+    if legend:
+        ax.legend(fontsize=7, ncol=1, loc="upper left")
     ax.set_title(title or mode, fontsize=10)
     fig.tight_layout()
     return fig
@@ -380,3 +382,58 @@ def memory_curves(rows: Sequence[Mapping[str, Any]], slide: Mapping[int, Sequenc
     fig.tight_layout()
     return fig
 
+
+
+def slide29_figure(rows: Sequence[Mapping[str, Any]], suptitle: str | None = None) -> Any:
+    """p.29's two panels (forward only, training) side by side, one legend under both."""
+    import matplotlib.pyplot as plt
+
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
+    slide29_bars(rows, "forward", ax=axs[0], title="forward only (inference)", legend=False)
+    slide29_bars(rows, "training", ax=axs[1], title="training (forward + backward)", legend=False)
+    handles, labels = axs[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def runtime_total_curves(totals: Mapping[str, Sequence[Mapping[str, Any]]],
+                         slide: Mapping[int, Sequence[float | None]] | None = None,
+                         xlabel: str = "number of layers", ax: Any = None,
+                         title: str | None = None) -> Any:
+    """p.35-36 (b), the runtime total with sharing, GB on log-log axes: one line per assumption
+    (``totals``: label -> rows of :func:`memlab.models.conv_workspace.runtime_totals`), the
+    feature maps alone dotted, the slide's (b) values (first entry of each ``slide`` tuple) as open
+    squares, as in :func:`memory_curves`."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.2, 3.4))
+    fig = ax.figure
+    first = next(iter(totals.values()))
+    xs = [r["x"] for r in first]
+    ax.plot(xs, [r["sharing"] for r in first], ":", color=STRATEGY_COLORS["sharing"], lw=1.5,
+            label="feature maps (sharing)")
+    for k, (label, rows) in enumerate(totals.items()):
+        ax.plot(xs, [r["sharing total"] for r in rows], marker="ov^"[k % 3], ms=5, lw=1.5,
+                color=("#6a3d9a", "#e31a1c", "#1f78b4")[k % 3], label=label)
+    if slide:
+        pts = [(x, v[0]) for x, v in sorted(slide.items()) if v[0] is not None]
+        ax.plot([p for p, _ in pts], [q for _, q in pts], marker="s", ls=":", mfc="none", ms=8,
+                mew=1.5, color=STRATEGY_COLORS["sharing"], label="slide (b): sharing")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.yaxis.set_major_formatter(plain)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("runtime total memory (GB)")
+    ax.legend(fontsize=7, loc="upper left")
+    ax.grid(True, which="major", lw=0.3, alpha=0.6)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -22,6 +22,7 @@ from .plots import finish
 from .stepper import Frame
 
 KEPT, DROPPED, COPY, BACKWARD = "#80b1d3", "#d9d9d9", "#fdb462", "#fb8072"
+SLIDE_MARK = "s"    #: values read off the slides: open squares, in every lesson
 
 
 def draw_recompute(original: Sequence[Node], rewritten: Sequence[Node], keep: set[Node]
@@ -70,7 +71,7 @@ def execution_frames(outputs: Sequence[Node], title: str) -> list[Frame]:
 def memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlabel: str,
                   title: str, total_slide: dict | None = None) -> Figure:
     """Slides p.35-36: GB against depth for none / in-place / sharing / sublinear, slide values as
-    crosses, on log axes like the slides: panel (a), feature maps. With ``total_slide`` (and rows
+    open squares (as in lesson 05), on log axes like the slides: panel (a), feature maps. With ``total_slide`` (and rows
     of a full training step, :func:`~memlab.models.resnet_curve` with ``wrt="params"``), panel (b)
     beside it: the runtime total, sharing and sublinear, with the feature maps dotted."""
     if total_slide is None:
@@ -86,12 +87,14 @@ def memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlab
         bx.plot(xs, [r[f"{key} total"] for r in rows], "o-", color=color(k), label=f"{key} (total)")
         bx.plot(xs, [r[key] for r in rows], ":", color=color(k), label=f"{key} (feature maps)")
         pts = [(x, v[k - 2]) for x, v in sorted(total_slide.items()) if v[k - 2] is not None]
-        bx.plot([p for p, _ in pts], [q for _, q in pts], "x", color=color(k), ms=8)
+        bx.plot([p for p, _ in pts], [q for _, q in pts], SLIDE_MARK, mfc="none", mew=1.5,
+                color=color(k), ms=8)
     bx.set_xscale("log")
     bx.set_yscale("log")
     bx.set_xlabel(xlabel)
     bx.set_ylabel("GB")
-    bx.set_title("(b) runtime total (crosses: the slide)", fontsize=10)
+    work = max(r.get("workspace", 0.0) for r in rows)
+    bx.set_title(f"(b) runtime total, workspace {work:.2f} GB (squares: the slide)", fontsize=10)
     bx.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -106,10 +109,11 @@ def _feature_maps(ax: Axes, rows: Sequence[dict], slide: dict, sublinear_slide: 
             ax.plot(xs, [r[key] for r in rows], "o-", color=color(k), label=key)
     for k, key in enumerate(("none", "inplace", "sharing")):
         pts = [(x, v[k]) for x, v in slide.items()]
-        ax.plot([p for p, _ in pts], [q for _, q in pts], "x", color=color(k), ms=8)
+        ax.plot([p for p, _ in pts], [q for _, q in pts], SLIDE_MARK, mfc="none", mew=1.5,
+                color=color(k), ms=8)
     pts = sorted(sublinear_slide.items())
-    ax.plot([p for p, _ in pts], [q for _, q in pts], "x", color=color(3), ms=8,
-            label="slide (crosses)")
+    ax.plot([p for p, _ in pts], [q for _, q in pts], SLIDE_MARK, mfc="none", mew=1.5,
+            color=color(3), ms=8, label="slide (squares)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
@@ -118,16 +122,18 @@ def _feature_maps(ax: Axes, rows: Sequence[dict], slide: dict, sublinear_slide: 
 
 def overhead_curves(panels: dict[str, tuple[Sequence[dict], str]], slide: dict) -> Figure:
     """Slide p.37 on graphs that run: per panel (title -> (rows of
-    :func:`~memlab.models.overhead_curve`, x label)), the time of a training step with
-    recomputation relative to store all, counted (1 + recomputed / forward ops) and measured
-    (arena executor); dashed, the slide's own ratio (sublinear / sharing time), averaged."""
+    :func:`~memlab.models.overhead_curve`, x label)), a training step with recomputation
+    relative to store all's, both over the whole step: counted (1 + recomputed / ops of the step)
+    and measured (the arena executor's median time; below store all's is timing noise,
+    drawn at 1); dashed, the slide's own ratio (sublinear /
+    sharing time), averaged."""
     fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.0), squeeze=False)
     for ax, (name, (rows, xlabel)) in zip(axes[0], panels.items()):
         xs = [r["x"] for r in rows]
         ax.plot(xs, [1 + r["counted extra"] for r in rows], "o-", color=color(0),
-                label="counted: 1 + recomputed / forward ops")
-        ax.plot(xs, [1 + r["measured extra"] for r in rows], "s-", color=color(3),
-                label="measured: time / store all's time")
+                label="counted: 1 + recomputed / ops of the step")
+        ax.plot(xs, [1 + max(0.0, r["measured extra"]) for r in rows], "s-", color=color(3),
+                label="measured: median time / store all's")
         ratios = [b / a for a, b in slide.get(name.lower(), {}).values() if a is not None]
         if ratios:
             ax.axhline(sum(ratios) / len(ratios), ls="--", color="#555555",
@@ -162,12 +168,51 @@ def optimum_plot(curve: Sequence[tuple[float, int]], points: dict[str, tuple[flo
                  title: str) -> Figure:
     """The optimum's curve (:func:`~memlab.checkpoint.optimum_curve`: fewest recomputations
     against the budget) as a step line, with each heuristic's (peak, recomputations) as a dot:
-    a dot above the line recomputes more than it needs to for its peak."""
+    a dot above the line recomputes more than it needs to for its peak. Sample the curve at the
+    heuristics' own peaks too, or the step line misses its value there. Dots at the same place
+    are spread sideways (their true peak is the same; the label says so)."""
     fig, ax = plt.subplots(figsize=(5.8, 2.8))
     ax.step([b for b, _ in curve], [r for _, r in curve], where="post", color="#333333", lw=2,
             label="optimum (MILP)")
+    xs = [b for b, _ in curve] + [p for p, _ in points.values()]
+    shift = 0.012 * (max(xs) - min(xs) or 1.0)
+    seen: dict[tuple[float, int], int] = {}
     for k, (label, (peak, count)) in enumerate(points.items()):
-        ax.plot([peak], [count], "o", color=color(k), ms=7, label=label)
+        j = seen[(peak, count)] = seen.get((peak, count), -1) + 1
+        ax.plot([peak + j * shift], [count], "o", color=color(k), ms=7,
+                label=f"{label} ({peak:,.0f} B, {count})")
     ax.set_xlabel("peak live bytes")
     ax.set_ylabel("recomputations")
     return finish(fig, ax, title, legend=True)
+
+
+def tradeoff_plot(rows: Sequence[dict], title: str) -> Figure:
+    """Slide p.33's trade-off measured (rows of :func:`~memlab.models.every_k_curve`): feature-map
+    bytes against the segment length K, the recomputed ops on a second axis, sqrt(N) marked; the
+    slide's O(K) + O(N/K) as ``c·(K + N/K)`` dashed, ``c`` chosen to meet the measured curve at
+    the K nearest sqrt(N) (the shape is the slide's, the scale is not)."""
+    import math
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ks = [r["K"] for r in rows]
+    n = rows[0]["n"]
+    mb = [r["feature maps"] / 1e6 for r in rows]
+    ax.plot(ks, mb, "o-", color=color(2), label="feature maps (planned)")
+    near = min(range(len(ks)), key=lambda i: abs(ks[i] - math.sqrt(n)))
+    c = mb[near] / (ks[near] + n / ks[near])
+    fine = [k / 4 for k in range(4, 4 * max(ks) + 1)]
+    ax.plot(fine, [c * (k + n / k) for k in fine], "--", color="#555555",
+            label="c·(K + N/K): the slide's O(K) + O(N/K)")
+    ax.axvline(math.sqrt(n), color="#c0392b", lw=1, ls=":", label=f"K = sqrt(N) = {math.sqrt(n):.1f}")
+    best = min(range(len(ks)), key=lambda i: mb[i])
+    ax.plot([ks[best]], [mb[best]], "*", color="#c0392b", ms=12, label=f"least: K = {ks[best]}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(f"segment length K (N = {n} forward ops)")
+    ax.set_ylabel("MB of feature maps")
+    ax.set_ylim(0, max(mb) * 1.15)
+    bx = ax.twinx()
+    bx.plot(ks, [r["recomputed"] for r in rows], "s:", color=color(3), ms=4)
+    bx.set_ylabel("ops recomputed (squares)", color=color(3))
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

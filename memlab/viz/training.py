@@ -140,10 +140,12 @@ def curve_table(rows: list[dict[str, Any]], xname: str) -> str:
 
 #: Why our p.35-36 numbers differ from the slide's, per quantity (lesson 05's gap table).
 GAP_REASONS = {
-    "ResNet none GB": "our graph counts feature maps and their gradients only: no cuDNN "
-                      "workspaces or per-op temporary space, which MXNet's numbers include",
+    "ResNet none GB": "panel (a) counts feature maps and their gradients only, on both sides, "
+                      "so no workspace is in it (that is panel (b)'s, below). The slide's MXNet "
+                      "ResNet keeps values our graph does not, which the slide does not itemise; "
+                      "a gap in the constant, not in the growth",
     "ResNet in-place / none": "same mechanism (in-place elementwise ops, add-to gradient sums); "
-                              "the remaining difference is the temporaries above",
+                              "the ratio depends less on which values each op keeps",
     "ResNet sharing / none": "as above",
     "LSTM none GB": "the slide does not give its LSTM's configuration; we use Chen et al. "
                     "2016's (4 layers x 1024, batch 64), not a size chosen to match",

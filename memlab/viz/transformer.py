@@ -94,3 +94,14 @@ def kv_frames(stream: Sequence[kvcache.Request], num_blocks: int, block_size: in
 
     kvcache.serve(list(stream), alloc, on_step=snap)
     return frames
+
+
+def loss_curve(losses: Sequence[float], title: str) -> Figure:
+    """A training loss per step (no peak label: a loss is not memory)."""
+    fig, ax = plt.subplots(figsize=(5.8, 2.6))
+    ax.plot(range(1, len(losses) + 1), losses, color=color(0), lw=1.5)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("cross-entropy")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -129,3 +129,15 @@ def test_both_mask_modes_give_identical_values(mask):
     ml.memory.check_plan(plan)
     for want, got in zip(ml.Executor(outputs).run(feed), ml.Executor(plan=plan).run(feed)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_outside_layers_are_what_the_whole_model_holds_beyond_its_blocks():
+    from memlab.models import activations as act, gpt
+    g = gpt.gpt2("small", seq=64)
+    alive, _ = act.boundary_values(g.training_outputs())
+    outside = act.outside_layers(g, alive)
+    names = [n.name for n in outside]
+    assert names[0] == "logits" and "embed_drop.mask" in names and "loss" not in names
+    in_layers = sum(sum(act.saved_terms(g, l).values()) for l in range(g.layers))
+    assert in_layers + sum(n.nbytes for n in outside) == sum(
+        n.nbytes for n in alive if n is not g.loss)

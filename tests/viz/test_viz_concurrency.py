@@ -125,3 +125,23 @@ def test_slide29_bars_and_memory_curves():
     assert "memlab: sharing" in labels and "slide: in-place" in labels
     assert fig.axes[0].get_xscale() == "log"
     viz.to_svg(fig)
+
+
+def test_slide29_figure_has_one_legend_under_both_panels():
+    rows = [{"model": "m", "mode": mode, "naive": 4.0, "inplace": 3.0, "co-share": 2.0,
+             "both": 1.0, "slide": {"naive": 3.5, "inplace": 2.5, "co-share": 1.5, "both": 1.2}}
+            for mode in ("forward", "training")]
+    fig = concurrency.slide29_figure(rows)
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    assert "slide p.29" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_runtime_total_curves_draw_each_assumption_and_the_slide():
+    rows = [{"x": 10, "sharing": 1.0, "sharing total": 1.5}, {"x": 20, "sharing": 2.0,
+                                                               "sharing total": 2.5}]
+    more = [dict(r, **{"sharing total": r["sharing total"] + 1}) for r in rows]
+    fig = concurrency.runtime_total_curves({"a": rows, "b": more}, {10: (3.0, 1.0), 20: (None, 2.0)})
+    lines = {l.get_label(): l for l in fig.axes[0].get_lines()}
+    assert list(lines["b"].get_ydata()) == [2.5, 3.5]
+    assert list(lines["feature maps (sharing)"].get_ydata()) == [1.0, 2.0]
+    assert list(lines["slide (b): sharing"].get_xdata()) == [10]

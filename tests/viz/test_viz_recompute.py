@@ -39,8 +39,8 @@ def test_panel_b_plots_the_totals_and_the_slide():
     lines = {l.get_label(): l for l in b.get_lines()}
     assert list(lines["sharing (total)"].get_ydata()) == [r["sharing total"] for r in rows]
     assert list(lines["sublinear (feature maps)"].get_ydata()) == [r["sublinear"] for r in rows]
-    crosses = [l for l in b.get_lines() if l.get_marker() == "x"]
-    assert sorted(len(l.get_xdata()) for l in crosses) == [1, 2]     # None: no cross
+    squares = [l for l in b.get_lines() if l.get_marker() == "s"]
+    assert sorted(len(l.get_xdata()) for l in squares) == [1, 2]     # None: no square
     assert len(plt.subplots()[0].axes) == 1 and len(vr.memory_curves(
         rows, models.SLIDE35, models.SUBLINEAR["resnet"], "layers", "t").axes) == 1
 
@@ -81,3 +81,21 @@ def test_rebuilt_and_recomputed_nodes_show_their_op_not_an_automatic_name():
     assert not [t for t in texts if re.search(r"_\d+'*$", t)]
     copies = [n for n in ml.topo_order(new) if n.op is ck.rewrite.RECOMPUTE]
     assert copies and all(node_text(c).split(" = ")[0].endswith("'") for c in copies)
+
+
+def test_optimum_plot_spreads_coinciding_dots():
+    fig = vr.optimum_plot([(10, 3), (20, 1), (30, 0)], {"a": (20, 4), "b": (20, 4), "c": (10, 5)},
+                          "t")
+    _, a, b, c = fig.axes[0].get_lines()
+    assert a.get_xdata()[0] == 20 and b.get_xdata()[0] > 20 and c.get_xdata()[0] == 10
+    assert "(20 B, 4)" in a.get_label()
+
+
+def test_tradeoff_plot_marks_sqrt_n_and_the_least_k():
+    rows = [{"K": k, "n": 16, "feature maps": 1000 * (k + 16 / k), "recomputed": 16 - k}
+            for k in (1, 2, 4, 8, 16)]
+    fig = vr.tradeoff_plot(rows, "t")
+    labels = [l.get_label() for l in fig.axes[0].get_lines()]
+    assert "K = sqrt(N) = 4.0" in labels and "least: K = 4" in labels
+    slide = next(l for l in fig.axes[0].get_lines() if l.get_label().startswith("c·"))
+    assert max(abs(y - 1e-3 * (x + 16 / x)) for x, y in zip(*slide.get_data())) < 1e-12

@@ -34,3 +34,11 @@ def test_kv_frames_follow_the_allocator():
 def test_lines_draw_one_curve_per_series():
     svg = viz.to_svg(vt.lines([1, 2, 4], {"a": [1, 2, 3], "b": [3, 2, 1]}, "x", "y", "title"))
     assert "title" in svg and svg.count('id="line2d_') >= 2
+
+
+def test_loss_curve_has_no_peak_label():
+    from memlab.viz import transformer as vt
+    fig = vt.loss_curve([2.0, 1.0, 0.5], "t")
+    ax = fig.axes[0]
+    assert list(ax.get_lines()[0].get_ydata()) == [2.0, 1.0, 0.5]
+    assert not any("peak" in t.get_text() for t in ax.texts)
