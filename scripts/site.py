@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import html
 import importlib
 import json
 import re
@@ -207,9 +208,14 @@ def static_widgets(nb: Any, state: dict | None = None) -> tuple[int, int]:
             if WIDGET_VIEW not in data:
                 continue
             plain = "".join(data.get("text/plain", ""))
-            bar = re.match(r"(?:Int|Float)Progress\(value=([\d.]+).*?max=([\d.]+)", plain)
+            bar = re.match(r"(?:Int|Float)Progress\(value=([\d.]+).*?max=([\d.]+)", plain) or \
+                re.match(r"(.*?): *\d+%\|.*\| *(\d+)/(\d+)", plain)   # tqdm's bar
             if "memlab-flipbook" in "".join(data.get("text/html", "")):
                 replayed += 1
+            elif bar and bar.re.groups == 3:   # tqdm: the cell ran to its end, so did the loop
+                data["text/html"] = (f'<progress value="{bar.group(3)}" max="{bar.group(3)}">'
+                                     f"</progress> {html.escape(bar.group(1))} {bar.group(3)} / "
+                                     f"{bar.group(3)}")
             elif bar:   # a progress bar: nothing to vary, shown as the stored state left it
                 model = (state or {}).get(data[WIDGET_VIEW].get("model_id"), {}).get("state", {})
                 value, top = model.get("value", bar.group(1)), model.get("max", bar.group(2))
