@@ -119,7 +119,8 @@ DELEGATING = {
         "q1_memory": "def gpipe_memory(params, acts, inputs, S, M, batch, remat=False):\n"
                      "    model = ck.parallel.Model(list(params), list(acts), list(inputs))\n"
                      "    return ck.parallel.pipeline_memory(model, S, M, batch, remat=remat)\n",
-        "q2_bubble": "def bubble_fraction(S, M):\n    return ck.parallel.bubble_fraction(S, M)\n",
+        "q2_bubble": "def pipeline_bubble(fwd, bwd, M):\n"
+                     "    return ck.parallel.bubble_fraction(len(fwd), M)\n",
     },
     "13_mapping": {
         "q1_subtree_work": "def subtree_work(tree, w):\n    return mapping.subtree_work(tree, w)\n",
