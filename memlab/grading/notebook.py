@@ -32,6 +32,7 @@ YOUR_ANSWER = "YOUR ANSWER HERE"
 
 # A marker is a line holding only the marker (any indentation, any number of leading '#').
 _MARKER = re.compile(r"^(?P<indent>\s*)#+\s*(?P<what>BEGIN|END)\s+(?P<kind>SOLUTION|HIDDEN TESTS)\s*$")
+_JUDGE_TEST = re.compile(r"^\s*def\s+test_\w*\s*\(\s*answers\b")
 _ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
 DEFAULT_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -175,6 +176,13 @@ class TestCell:
     @property
     def name(self) -> str:
         return f"{self.question}: {self.title}" if self.title else self.id
+
+    @property
+    def judged(self) -> bool:
+        """Its hidden tests are judge code (``def test_...(answers):`` functions), run by the judge
+        in a process of its own; otherwise they run in the kernel (see docs/grading.md)."""
+        lines = self.source.split("\n")
+        return any(i in self.hidden and _JUDGE_TEST.match(line) for i, line in enumerate(lines, 1))
 
 
 @dataclass
