@@ -135,6 +135,11 @@ class Server:
             return _Ref(kind, payload)
         if kind == "ns" and type(payload) is dict:
             return SimpleNamespace(**{str(k): v for k, v in payload.items()})
+        if kind == "obj" and type(payload) is list and len(payload) == 2 \
+                and payload[0] in codec.PLAIN_CLASSES:
+            import importlib
+            cls = getattr(importlib.import_module(codec.PLAIN_CLASSES[payload[0]]), payload[0])
+            return cls.from_plain(payload[1])
         raise codec.CodecError(f"unknown extension {kind!r}")
 
     # ----------------------------------------------------------------------------------- encoding

@@ -142,6 +142,9 @@ class Session:
                 return "handle", x._h
             if isinstance(x, SimpleNamespace):
                 return "ns", dict(vars(x))
+            kind = type(x)
+            if codec.PLAIN_CLASSES.get(kind.__name__) == kind.__module__:     # a Tree, a TaskGraph
+                return "obj", [kind.__name__, x.to_plain()]
             return None
 
         wire_args = codec.to_wire(list(args), ext)

@@ -134,6 +134,34 @@ class TaskGraph:
         g.topological_order()
         return g
 
+    def to_plain(self) -> dict:
+        """The graph as plain data (``tasks``, their ``duration`` and ``memory``, ``edges`` as
+        ``[u, v, size]`` in the order they were added): what crosses between the grader's judge and
+        a student's kernel; :meth:`from_plain` rebuilds it with the same orders."""
+        return {"tasks": list(self.tasks), "duration": [self.duration[t] for t in self.tasks],
+                "memory": [self.memory[t] for t in self.tasks],
+                "edges": [[u, v, s] for (u, v), s in self.size.items()]}
+
+    @classmethod
+    def from_plain(cls, data: object) -> "TaskGraph":
+        """The graph :meth:`to_plain` described, validated as :meth:`add_task` and
+        :meth:`add_edge` validate (a cycle too)."""
+        keys = {"tasks", "duration", "memory", "edges"}
+        if not isinstance(data, dict) or set(data) != keys or \
+                not all(isinstance(data[k], list) for k in keys) or \
+                not len(data["tasks"]) == len(data["duration"]) == len(data["memory"]):
+            raise TreeError(f"TaskGraph.from_plain: data must be a dict of the lists tasks, "
+                            f"duration, memory (one per task) and edges, got {data!r:.60}")
+        g = cls()
+        for t, d, m in zip(data["tasks"], data["duration"], data["memory"]):
+            g.add_task(t, d, m)
+        for e in data["edges"]:
+            if not isinstance(e, (list, tuple)) or len(e) != 3:
+                raise TreeError(f"TaskGraph.from_plain: an edge is [u, v, size], got {e!r:.60}")
+            g.add_edge(*e)
+        g.topological_order()
+        return g
+
     def out_size(self, t: Task) -> float:
         """Total size of the data ``t`` produces."""
         return sum(self.size[(t, v)] for v in self.succ[t])

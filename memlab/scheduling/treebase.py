@@ -89,6 +89,19 @@ class Tree:
     def __repr__(self) -> str:
         return f"Tree(n={self.n}, root={self.root})"
 
+    def to_plain(self) -> dict:
+        """The tree as plain data (``parent``, ``f``, ``m`` lists): what crosses between the
+        grader's judge and a student's kernel; :meth:`from_plain` rebuilds it."""
+        return {"parent": list(self.parent), "f": list(self.f), "m": list(self.m)}
+
+    @classmethod
+    def from_plain(cls, data: object) -> "Tree":
+        """The tree :meth:`to_plain` described, validated as any new tree."""
+        if not isinstance(data, dict) or set(data) != {"parent", "f", "m"}:
+            raise TreeError(f"Tree.from_plain: data must be a dict of parent, f and m, got "
+                            f"{data!r:.60}")
+        return cls(data["parent"], data["f"], data["m"])
+
     def memreq(self, i: int) -> float:
         """MemReq(i) = sum of children's f + m_i + f_i (seed 002, "Notations")."""
         return sum(self.f[c] for c in self.children[i]) + self.m[i] + self.f[i]
