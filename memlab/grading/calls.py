@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .callserver import MAX_FRAME, recv_frame, send_frame
-from .notebook import find_regions
+from .notebook import judge_code
 
 if TYPE_CHECKING:  # pragma: no cover
     from .notebook import TestCell
@@ -68,16 +68,6 @@ def serve_code(port: int, token: str) -> str:
 def _files() -> list[tuple[str, str]]:
     here = Path(__file__).resolve().parent
     return [("_memlab_codec", str(here / "codec.py")), ("_memlab_callserver", str(here / "callserver.py"))]
-
-
-def judge_code(source: str) -> str:
-    """The judge's part of a tests cell: its hidden region(s), markers left out."""
-    lines = source.split("\n")
-    out: list[str] = []
-    for b, e, _ in find_regions(source, "HIDDEN TESTS", "<tests cell>"):
-        out.extend(lines[b + 1:e])
-    import textwrap
-    return textwrap.dedent("\n".join(out))
 
 
 class KernelGone(Exception):

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,6 +139,15 @@ def strip_solution(source: str, where: str, markdown: bool = False) -> str:
         pos = e + 1
     out.extend(lines[pos:])
     return "\n".join(out)
+
+
+def judge_code(source: str) -> str:
+    """The judge's part of a tests cell: its hidden region(s), markers left out."""
+    lines = source.split("\n")
+    out: list[str] = []
+    for b, e, _ in find_regions(source, "HIDDEN TESTS", "<tests cell>"):
+        out.extend(lines[b + 1:e])
+    return textwrap.dedent("\n".join(out))
 
 
 def strip_hidden(source: str, where: str) -> str:
@@ -293,6 +303,12 @@ def parse_solution(nb, path: os.PathLike | str | None = None, exercise: bool = F
                 raise GradingError(f"{cw}: 'title' must be a string, not {title!r}")
             tests.append(TestCell(cid, q, pts, title, i, src, hidden_lines(src, cw),
                                   hidden_removed=bool(meta.get("hidden"))))
+            if tests[-1].judged:
+                try:
+                    compile(judge_code(src), cw, "exec")
+                except SyntaxError as e:
+                    raise GradingError(f"{cw}: the hidden tests (judge code) do not compile: line "
+                                       f"{e.lineno} of the hidden part: {e.msg}") from None
         else:
             raise GradingError(f"{cw}: memlab cell 'kind' must be '{ANSWER}' or '{TESTS}', not {kind!r}")
     if not answers and not tests:
