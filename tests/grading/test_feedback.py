@@ -19,7 +19,7 @@ import pytest
 
 from memlab.grading import grade
 from memlab.grading.authoring import tests as tests_cell
-from memlab.grading.notebook import KEY, load_solution, notebook_bytes
+from memlab.grading.notebook import KEY, judge_code, load_solution, notebook_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted(p.stem for p in (ROOT / "solutions").glob("*.ipynb"))
@@ -77,8 +77,9 @@ class _Variant(ast.NodeTransformer):
         return self._after(node, [node.target])
 
 
-def _candidates(source: str, hidden: set[int]) -> list[int]:
-    """Indices (in walk order of _Variant) of the assertions that hidden tests run."""
+def _candidates(source: str, hidden: set[int] | None) -> list[int]:
+    """Indices (in walk order of _Variant) of the assertions that hidden tests run (all of them in
+    judge code: *hidden* None)."""
     tree = ast.parse(source)
     inside = {id(a) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.Lambda))
               for a in ast.walk(f) if isinstance(a, ast.Assert)}
@@ -88,7 +89,7 @@ def _candidates(source: str, hidden: set[int]) -> list[int]:
         def visit_Assert(self, node):
             order.append(node)
     Walk().visit(tree)
-    return [i for i, a in enumerate(order) if a.lineno in hidden or id(a) in inside]
+    return [i for i, a in enumerate(order) if hidden is None or a.lineno in hidden or id(a) in inside]
 
 
 def _variants(exercise: str, tmp_path: Path):
@@ -99,8 +100,10 @@ def _variants(exercise: str, tmp_path: Path):
     for t in sol.tests:
         if not t.hidden:
             continue
-        for k in _candidates(t.source, t.hidden):
-            tree = _Variant(k).visit(ast.parse(t.source))
+        # judge code is the hidden part alone (the visible part runs in the kernel and decides nothing)
+        source, hidden = (judge_code(t.source), None) if t.judged else (t.source, t.hidden)
+        for k in _candidates(source, hidden):
+            tree = _Variant(k).visit(ast.parse(source))
             src = PERTURB + ast.unparse(ast.fix_missing_locations(tree))
             vid = f"{t.id}_v{k}"
             cell = tests_cell(vid, t.question, 1, "### BEGIN HIDDEN TESTS\n" + src + "\n### END HIDDEN TESTS")
