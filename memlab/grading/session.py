@@ -233,6 +233,8 @@ class Session:
             out = error or ""
         else:
             out = self._score_checks(res, test, json.dumps({"checks": checks, "error": error}))
+        if not res.passed:                     # why an answer cell failed, as for tests run in the kernel
+            out = "\n".join(p for p in [out, *self.questions[test.question].notes] if p)
         res.output = clip(out, TEST_OUTPUT_LIMIT)
         self._report(test.question)
 
