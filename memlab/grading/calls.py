@@ -22,14 +22,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .callserver import MAX_FRAME, recv_frame, send_frame
 from .notebook import judge_code
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .notebook import TestCell
-    from .session import Session
 
 GRACE = 3.0                 # seconds a kernel gets to stop after an interrupt
 CONNECT_TIMEOUT = 30.0
@@ -38,8 +34,8 @@ BOOT = """\
 import importlib.util as u, sys
 sys.path.insert(0, sys.argv[1])
 import memlab
-for name in ("_memlab_codec", "_memlab_judge"):
-    spec = u.spec_from_file_location(name, sys.argv[2 if name == "_memlab_codec" else 3])
+for name, path in zip(("_memlab_codec", "_memlab_callserver", "_memlab_judge"), sys.argv[2:5]):
+    spec = u.spec_from_file_location(name, path)
     m = u.module_from_spec(spec)
     sys.modules[name] = m
     spec.loader.exec_module(m)
@@ -77,7 +73,7 @@ class KernelGone(Exception):
 class KernelChannel:
     """The socket to the call server running in the student's kernel."""
 
-    def __init__(self, session: "Session") -> None:
+    def __init__(self, session: Any) -> None:
         self.session = session
         self.sock: socket.socket | None = None
         self.seq = 0
@@ -195,7 +191,7 @@ class JudgeRun:
     """One judge process for the judged tests cells of a grade: :meth:`spawn` it early (it imports
     memlab while the student's cells run), :meth:`run` it after them, :meth:`close` it always."""
 
-    def __init__(self, session: "Session", tests: list["TestCell"]) -> None:
+    def __init__(self, session: Any, tests: list[Any]) -> None:
         self.session, self.tests = session, tests
         self.channel = KernelChannel(session)
         self.proc: subprocess.Popen | None = None
@@ -209,7 +205,7 @@ class JudgeRun:
         self._cwd = tempfile.TemporaryDirectory(prefix="memlab-judge-")
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", BOOT, str(here.parents[1]), str(here / "codec.py"),
-             str(here / "judge.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
+             str(here / "callserver.py"), str(here / "judge.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
             cwd=self._cwd.name)
 
     def close(self) -> None:

@@ -23,9 +23,10 @@ import traceback
 from typing import Any
 
 try:
-    from . import codec
-except ImportError:          # loaded as a file in the student's kernel (see calls.SERVE)
-    codec = sys.modules["_memlab_codec"]
+    from .codec import CodecError, decode, encode, to_wire
+except ImportError:          # loaded as a file in the student's kernel (see calls.serve_code)
+    _c = sys.modules["_memlab_codec"]
+    CodecError, decode, encode, to_wire = _c.CodecError, _c.decode, _c.encode, _c.to_wire
 
 MAX_FRAME = 64 << 20
 TRACE_LINES = 4
@@ -55,6 +56,34 @@ def recv_frame(sock: socket.socket, limit: int = MAX_FRAME) -> bytes | None:
     if n > limit:
         raise ValueError(f"a frame of {n:,} bytes is over the limit of {limit:,}")
     return recv_exact(sock, n)
+
+
+#: memlab's structures that cross as plain data, by kind: (module, class names); each is rebuilt on
+#: the other side with its own ``from_plain`` (chain actions with ``action_from_plain``).
+STRUCTURES = {"tree": ("memlab.scheduling.treebase", ("Tree",)),
+              "taskgraph": ("memlab.scheduling.taskgraph", ("TaskGraph",)),
+              "hetero_chain": ("memlab.checkpoint.hetero", ("HeteroChain",)),
+              "action": ("memlab.checkpoint.chain", ("Forward", "Backward", "Free"))}
+
+
+def structure_to_plain(x: Any) -> tuple[str, Any] | None:
+    """``(kind, plain data)`` for one of memlab's structures (:data:`STRUCTURES`), else None."""
+    t = type(x)
+    for kind, (module, names) in STRUCTURES.items():
+        m = sys.modules.get(module)
+        if m is not None and t.__name__ in names and getattr(m, t.__name__, None) is t:
+            return kind, (m.action_to_plain(x) if kind == "action" else x.to_plain())
+    return None
+
+
+def structure_from_plain(kind: Any, data: Any) -> Any:
+    """The structure :func:`structure_to_plain` wrote, rebuilt with memlab's constructors."""
+    import importlib
+    if kind not in STRUCTURES:
+        raise CodecError(f"unknown structure {str(kind)[:40]!r}")
+    module, names = STRUCTURES[kind]
+    m = importlib.import_module(module)
+    return m.action_from_plain(data) if kind == "action" else getattr(m, names[0]).from_plain(data)
 
 
 class _Ref:
@@ -135,12 +164,9 @@ class Server:
             return _Ref(kind, payload)
         if kind == "ns" and type(payload) is dict:
             return SimpleNamespace(**{str(k): v for k, v in payload.items()})
-        if kind == "obj" and type(payload) is list and len(payload) == 2 \
-                and payload[0] in codec.PLAIN_CLASSES:
-            import importlib
-            cls = getattr(importlib.import_module(codec.PLAIN_CLASSES[payload[0]]), payload[0])
-            return cls.from_plain(payload[1])
-        raise codec.CodecError(f"unknown extension {kind!r}")
+        if kind == "obj" and type(payload) is tuple and len(payload) == 2:
+            return structure_from_plain(*payload)
+        raise CodecError(f"unknown extension {kind!r}")
 
     # ----------------------------------------------------------------------------------- encoding
     def _encode(self, value: Any) -> str:
@@ -158,6 +184,9 @@ class Server:
                     new_nodes.append(x)
                     new_ids.add(id(x))
                 return "node", k
+            known = structure_to_plain(x)
+            if known is not None:
+                return "obj", known
             for base in (bool, int, float, str):
                 if isinstance(x, base):
                     return "plain", base(x)
@@ -173,7 +202,7 @@ class Server:
             handles[h] = (str(getattr(kind, "__name__", "object"))[:100], methods[:200], callable(x))
             return "handle", h
 
-        wire = codec.to_wire(value, ext)
+        wire = to_wire(value, ext)
         records: list = []
         if new_nodes:
             # the records of the new nodes, and of the nodes they read that the judge has not seen
@@ -181,8 +210,8 @@ class Server:
             records, _ = to_plain(new_nodes, known,
                                   new_key=lambda n: self.key_of.get(id(n)) or self._new_key(n))
         import json
-        return json.dumps({"$d": [["ok", wire], ["graph", codec.to_wire(records)],
-                                  ["handles", codec.to_wire(handles)]]}, separators=(",", ":"))
+        return json.dumps({"$d": [["ok", wire], ["graph", to_wire(records)],
+                                  ["handles", to_wire(handles)]]}, separators=(",", ":"))
 
     def _new_key(self, n: Any) -> str:
         self.fresh += 1
@@ -212,7 +241,7 @@ class Server:
 
     def handle(self, text: bytes) -> bytes:
         try:
-            req = codec.decode(text, self._ext_in)
+            req = decode(text, self._ext_in)
             args, kwargs = self._args(req)
             targets = tuple(str(t) for t in req.get("forbid", ()))
             op = req["op"]
@@ -260,14 +289,14 @@ class Server:
         kinds = [k.__name__ for k in type(e).__mro__ if k.__module__ == "builtins"][:1]
         out = {"raised": (type(e).__name__[:100], kinds[0] if kinds else "Exception", msg,
                           _student_frames(e.__traceback__))}
-        return codec.encode(out).encode("utf-8")
+        return encode(out).encode("utf-8")
 
     def _fail(self, what: str, e: BaseException) -> bytes:
         try:
             msg = f"{type(e).__name__}: {str(e)[:500]}"
         except Exception:  # noqa: BLE001
             msg = type(e).__name__
-        return codec.encode({"failed": f"{what} ({msg})"}).encode("utf-8")
+        return encode({"failed": f"{what} ({msg})"}).encode("utf-8")
 
 
 def serve(port: int, token: str, namespace: dict | None = None) -> None:

@@ -135,31 +135,29 @@ class TaskGraph:
         return g
 
     def to_plain(self) -> dict:
-        """The graph as plain data (``tasks``, their ``duration`` and ``memory``, ``edges`` as
-        ``[u, v, size]`` in the order they were added): what crosses between the grader's judge and
-        a student's kernel; :meth:`from_plain` rebuilds it with the same orders."""
+        """The graph as plain data (its tasks in order, each task's duration and memory, the edges
+        with their sizes), for another process; :meth:`from_plain` rebuilds it."""
         return {"tasks": list(self.tasks), "duration": [self.duration[t] for t in self.tasks],
                 "memory": [self.memory[t] for t in self.tasks],
-                "edges": [[u, v, s] for (u, v), s in self.size.items()]}
+                "edges": [(u, v, s) for (u, v), s in self.size.items()]}
 
     @classmethod
-    def from_plain(cls, data: object) -> "TaskGraph":
-        """The graph :meth:`to_plain` described, validated as :meth:`add_task` and
-        :meth:`add_edge` validate (a cycle too)."""
-        keys = {"tasks", "duration", "memory", "edges"}
-        if not isinstance(data, dict) or set(data) != keys or \
-                not all(isinstance(data[k], list) for k in keys) or \
-                not len(data["tasks"]) == len(data["duration"]) == len(data["memory"]):
-            raise TreeError(f"TaskGraph.from_plain: data must be a dict of the lists tasks, "
-                            f"duration, memory (one per task) and edges, got {data!r:.60}")
+    def from_plain(cls, data: dict) -> "TaskGraph":
+        """The graph :meth:`to_plain` wrote, rebuilt with :meth:`add_task` and :meth:`add_edge`
+        (which check every task, size and edge)."""
+        if not isinstance(data, dict) or set(data) != {"tasks", "duration", "memory", "edges"}:
+            raise TreeError(f"a plain task graph is a dict with 'tasks', 'duration', 'memory' and "
+                            f"'edges', not {str(data)[:80]}")
+        tasks, durations, memory = list(data["tasks"]), list(data["duration"]), list(data["memory"])
+        if not len(tasks) == len(durations) == len(memory):
+            raise TreeError("a plain task graph needs one duration and one memory per task")
         g = cls()
-        for t, d, m in zip(data["tasks"], data["duration"], data["memory"]):
+        for t, d, m in zip(tasks, durations, memory):
             g.add_task(t, d, m)
         for e in data["edges"]:
-            if not isinstance(e, (list, tuple)) or len(e) != 3:
-                raise TreeError(f"TaskGraph.from_plain: an edge is [u, v, size], got {e!r:.60}")
+            if len(e) != 3:
+                raise TreeError(f"an edge is (u, v, size), not {str(e)[:60]}")
             g.add_edge(*e)
-        g.topological_order()
         return g
 
     def out_size(self, t: Task) -> float:

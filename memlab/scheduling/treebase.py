@@ -90,16 +90,14 @@ class Tree:
         return f"Tree(n={self.n}, root={self.root})"
 
     def to_plain(self) -> dict:
-        """The tree as plain data (``parent``, ``f``, ``m`` lists): what crosses between the
-        grader's judge and a student's kernel; :meth:`from_plain` rebuilds it."""
+        """The tree as plain data (lists of numbers), for another process; :meth:`from_plain` rebuilds it."""
         return {"parent": list(self.parent), "f": list(self.f), "m": list(self.m)}
 
     @classmethod
-    def from_plain(cls, data: object) -> "Tree":
-        """The tree :meth:`to_plain` described, validated as any new tree."""
+    def from_plain(cls, data: dict) -> "Tree":
+        """The tree :meth:`to_plain` wrote, rebuilt (and checked) by the constructor."""
         if not isinstance(data, dict) or set(data) != {"parent", "f", "m"}:
-            raise TreeError(f"Tree.from_plain: data must be a dict of parent, f and m, got "
-                            f"{data!r:.60}")
+            raise TreeError(f"a plain tree is a dict with 'parent', 'f' and 'm', not {str(data)[:80]}")
         return cls(data["parent"], data["f"], data["m"])
 
     def memreq(self, i: int) -> float:

@@ -3,7 +3,8 @@ purpose, names what went wrong but never the expected answer (issue 19, item 6).
 
 Expected values in hidden tests are bound to names that start with ``want`` (docs/grading.md).  For
 each assertion of a tests cell that is hidden (or inside a helper the hidden tests call), a variant of
-the cell replaces every ``want*`` value by a look-alike made of marker values (731902467, 7319.02467,
+the cell (for judge code: of its hidden part, which runs in the judge) replaces every ``want*`` value
+by a look-alike made of marker values (731902467, 7319.02467,
 "W4NTTOKEN"), forces that assertion to fail and lets every other assertion pass.  The solution's
 answers are then graded with these variants: each must report a hidden test failure, and no marker may
 reach the feedback.
@@ -77,9 +78,8 @@ class _Variant(ast.NodeTransformer):
         return self._after(node, [node.target])
 
 
-def _candidates(source: str, hidden: set[int] | None) -> list[int]:
-    """Indices (in walk order of _Variant) of the assertions that hidden tests run (all of them in
-    judge code: *hidden* None)."""
+def _candidates(source: str, hidden: set[int]) -> list[int]:
+    """Indices (in walk order of _Variant) of the assertions that hidden tests run."""
     tree = ast.parse(source)
     inside = {id(a) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.Lambda))
               for a in ast.walk(f) if isinstance(a, ast.Assert)}
@@ -89,7 +89,7 @@ def _candidates(source: str, hidden: set[int] | None) -> list[int]:
         def visit_Assert(self, node):
             order.append(node)
     Walk().visit(tree)
-    return [i for i, a in enumerate(order) if hidden is None or a.lineno in hidden or id(a) in inside]
+    return [i for i, a in enumerate(order) if a.lineno in hidden or id(a) in inside]
 
 
 def _variants(exercise: str, tmp_path: Path):
@@ -100,8 +100,10 @@ def _variants(exercise: str, tmp_path: Path):
     for t in sol.tests:
         if not t.hidden:
             continue
-        # judge code is the hidden part alone (the visible part runs in the kernel and decides nothing)
-        source, hidden = (judge_code(t.source), None) if t.judged else (t.source, t.hidden)
+        # judge code (the hidden part only: it runs in the judge) or, not yet converted, the whole
+        # cell in the kernel
+        source = judge_code(t.source) if t.judged else t.source
+        hidden = set(range(1, source.count("\n") + 2)) if t.judged else t.hidden
         for k in _candidates(source, hidden):
             tree = _Variant(k).visit(ast.parse(source))
             src = PERTURB + ast.unparse(ast.fix_missing_locations(tree))

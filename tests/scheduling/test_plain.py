@@ -37,14 +37,15 @@ def test_a_task_graph_round_trips_through_the_wire(graph):
 
 
 @pytest.mark.parametrize("cls, data, match", [
-    (Tree, [[-1, 0]], "dict of parent, f and m"),
-    (Tree, {"parent": [-1, 0], "f": [1, 1]}, "dict of parent, f and m"),
+    (Tree, [[-1, 0]], "a plain tree is a dict"),
+    (Tree, {"parent": [-1, 0], "f": [1, 1]}, "a plain tree is a dict"),
     (Tree, {"parent": [1, 0], "f": [1, 1], "m": [0, 0]}, "no root"),
-    (TaskGraph, {"tasks": [1], "duration": [1.0], "memory": []}, "dict of the lists"),
+    (TaskGraph, {"tasks": [1], "duration": [1.0], "memory": []}, "a plain task graph is a dict"),
+    (TaskGraph, {"tasks": [1], "duration": [1.0], "memory": [], "edges": []}, "one memory per task"),
     (TaskGraph, {"tasks": [1, 2], "duration": [1, 1], "memory": [0, 0], "edges": [[1, 2]]},
      "an edge is"),
-    (TaskGraph, {"tasks": [1, 2], "duration": [1, 1], "memory": [0, 0],
-                 "edges": [[1, 2, 1], [2, 1, 1]]}, "cycle"),
+    (TaskGraph, {"tasks": [1, 2], "duration": [1, 1], "memory": [0, 0], "edges": [[1, 3, 1]]},
+     "unknown task 3"),
 ])
 def test_a_malformed_description_is_refused(cls, data, match):
     with pytest.raises(TreeError, match=match):
