@@ -198,7 +198,8 @@ class Server:
                 h = len(self.handles) + 1
                 self.handles[h], self.handle_of[id(x)] = x, h
             kind = type(x)
-            methods = sorted(n for n in dir(kind) if not n.startswith("_") and callable(getattr(kind, n, None)))
+            methods = sorted(n for n in dir(kind)
+                             if not n.startswith("_") and callable(getattr(kind, n, None)))
             handles[h] = (str(getattr(kind, "__name__", "object"))[:100], methods[:200], callable(x))
             return "handle", h
 

@@ -70,8 +70,8 @@ def _raised_class(kind: str, base: str) -> type:
     key = (kind, b.__name__ if b else "")
     if key not in _RAISED:
         bases = (AnswerRaised, b) if b is not None else (AnswerRaised,)
-        _RAISED[key] = type(kind if kind.isidentifier() else "Error", bases, {"__init__": AnswerRaised.__init__,
-                                                                               "__str__": AnswerRaised.__str__})
+        _RAISED[key] = type(kind if kind.isidentifier() else "Error", bases,
+                            {"__init__": AnswerRaised.__init__, "__str__": AnswerRaised.__str__})
     return _RAISED[key]
 
 
@@ -353,7 +353,8 @@ def run_cell(session: Session, test: dict, forbid: tuple[str, ...], secret: int)
                                        f"{type(e).__name__}: {e})"}
     tests = [v for k, v in ns.items() if k.startswith("test_") and callable(v)]
     if not tests:
-        return {"checks": [], "error": "the hidden tests define no test_* function (a problem in the solution)"}
+        return {"checks": [], "error": "the hidden tests define no test_* function (a problem in the "
+                                       "solution)"}
     targets = tuple(forbid) + tuple(str(t) for t in ns.get("FORBID", ()))
     checks: list = []
     error = None
