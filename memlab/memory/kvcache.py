@@ -16,7 +16,8 @@ advance. Three ways to hold that memory:
 
 :func:`serve` runs a seeded :func:`request_stream` through one allocator, first come first served,
 preempting the latest request (freed, recomputed later) when memory runs out, and reports the
-waste, the most requests served at once and the tokens per step.
+waste, the most requests served at once and the tokens per step. :class:`BlockCacheAllocator`
+lets it serve a block cache written one token at a time (exercise 15's).
 """
 from __future__ import annotations
 
@@ -339,3 +340,48 @@ def serve(stream: list[Request], allocator: Any, max_steps: int = 100_000,
             "throughput": tokens / max(step, 1), "max_running": max(trace["running"]),
             "preemptions": preemptions, "redone": redone, "waste": 1 - used / held if held else 0.0,
             "fragmentation": sum(trace["cached"]) / held if held else 0.0, **trace}
+
+
+class BlockCacheAllocator:
+    """:func:`serve`'s allocator (``admit``, ``grow``, ``release``, ``held``) over a block cache
+    that adds one token at a time: ``admit(rid, tokens)``, ``append(rid)`` (False when no block is
+    free), ``free(rid)``, ``free_count()``, ``num_blocks`` and ``block_size`` -- exercise 15's
+    ``PagedKVCache``. ``grow`` appends a token at a time (``serve`` grows by one)."""
+
+    def __init__(self, cache: Any, token_bytes: int = 1, name: str = "your paged cache") -> None:
+        missing = [m for m in ("admit", "append", "free", "free_count", "num_blocks", "block_size")
+                   if not hasattr(cache, m)]
+        if missing:
+            raise BudgetError(f"BlockCacheAllocator: cache must have admit, append, free, "
+                              f"free_count, num_blocks and block_size; "
+                              f"{type(cache).__name__} lacks {', '.join(missing)}")
+        self.cache, self.name = cache, str(name)
+        self.token_bytes = check_int(token_bytes, "BlockCacheAllocator: token_bytes", 1,
+                                     BudgetError)
+        self.block_size = cache.block_size
+        self.lengths: dict[int, int] = {}
+
+    def admit(self, rid: int, tokens: int) -> bool:
+        """The cache's ``admit``; the adapter counts the request's tokens from here on."""
+        ok = bool(self.cache.admit(rid, tokens))
+        if ok:
+            self.lengths[rid] = tokens
+        return ok
+
+    def grow(self, rid: int, tokens: int) -> bool:
+        """``append`` until request ``rid`` holds ``tokens`` tokens; False at the first refusal."""
+        while self.lengths[rid] < tokens:
+            if not self.cache.append(rid):
+                return False
+            self.lengths[rid] += 1
+        return True
+
+    def release(self, rid: int) -> None:
+        """The cache's ``free``."""
+        self.cache.free(rid)
+        del self.lengths[rid]
+
+    def held(self) -> tuple[int, int]:
+        """Bytes of the blocks not free, and of them cached bytes (0: blocks are not cached)."""
+        used = int(self.cache.num_blocks) - int(self.cache.free_count())
+        return used * int(self.cache.block_size) * self.token_bytes, 0

@@ -55,7 +55,8 @@ def test_bundle_contents_and_end_to_end(tmp_path, capsys):
     # the blank exercise: 0 / 13
     shutil.copy(ROOT / "exercises" / "01_executor.ipynb", ag / "submission" / "01_executor.ipynb")
     data = _run(ag)
-    assert (data["score"], data["max_score"]) == (0, 13) and len(data["tests"]) == 4
+    # one entry per check of the judge's tests (01 has 11), each failed
+    assert (data["score"], data["max_score"]) == (0, 13) and len(data["tests"]) == 11
     # the solution's answers: full marks
     shutil.copy(ROOT / "solutions" / "01_executor.ipynb", ag / "submission" / "01_executor.ipynb")
     data = _run(ag)
@@ -126,6 +127,7 @@ def test_setup_sh_builds_the_image_in_a_throwaway_root(tmp_path):
     data = json.loads((ag / "results" / "results.json").read_text())
     assert (data["score"], data["max_score"]) == (10, 10), data["output"] + r.stderr
     vis = {t["name"]: t["visibility"] for t in data["tests"]}
-    assert vis["q1_min_forwards: Fewest forward steps · l = 5, from 3 to 6 slots"] == "visible"
+    # every check of a judged tests cell is judge code (hidden), the visible example's included
+    assert vis["q1_min_forwards: Fewest forward steps · l = 5, from 3 to 6 slots"] == "after_published"
     assert vis["q1_min_forwards: Fewest forward steps · long chains (up to 60 steps)"] == "after_published"
     assert "hidden tests are shown once the grades are published" in data["output"]
