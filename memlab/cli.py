@@ -29,13 +29,15 @@ def _positive(text: str) -> float:
 
 
 def _megabytes(text: str) -> float:
-    """An argparse type: 0 (no limit) or at least 256 MB."""
+    """An argparse type: 0 (no limit) or at least MIN_MEMORY (where the guard and numpy start)."""
+    from .grading.grade import MIN_MEMORY
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of MB, got {text!r}") from None
-    if value != 0 and not value >= 256:
-        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or at least 256 MB, got {text}")
+    if value != 0 and not value >= MIN_MEMORY >> 20:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or at least {MIN_MEMORY >> 20} MB (the "
+                                         f"least in which the grader's guard and numpy start), got {text}")
     return value
 
 
@@ -74,8 +76,8 @@ def _limits(p: argparse.ArgumentParser, total: str | None = None, memory: str | 
                        help=f"time limit for {total}; tests not run by then score 0 (default: 600)")
     if memory:
         p.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
-                       help=f"address space of {memory}, in MB (default: 4096; 0: no limit; "
-                       "else >= 256)")
+                       help=f"memory of {memory}, in MB: for all its processes together where the "
+                       "host offers a cgroup, else per process (default: 4096; 0: no limit; else >= 320)")
     if visibility:
         p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
                        help=f"{visibility} (default: visible)")

@@ -12,12 +12,27 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import GradingError
-from .isolate import Sandbox
+from .isolate import Sandbox, isolation_problem
 from .kernel import Kernel
 from .notebook import KEY, Solution, cell_meta, notebook_assignment, parse_solution, reads_notebook
 from .plan import plan
 from .results import VISIBILITIES, Result, redact
 from .session import Limits, Session
+
+
+#: The smallest memory limit accepted (address space per process).  Measured on Linux x86-64 with
+#: the lock's versions, one BLAS thread and two malloc arenas (which :class:`~.kernel.Kernel` sets):
+#: the guard and numpy start at 280 MB, not at 272 MB (numpy's import fails: every submission
+#: would score 0); exercise 01's solution grades to full marks from 280 MB; exercise 14 (Numba)
+#: needs more than 512 MB (full marks at 768 MB).  320 MB leaves a margin over 280.
+MIN_MEMORY = 320 << 20
+
+
+def refusal(problem: str) -> str:
+    """The message refusing an official grade that would not be isolated."""
+    return ("refusing to give an official grade without isolation: " + problem + ". Unisolated, the "
+            "graded code could read the solution and forge its own result. To grade anyway (e.g. your "
+            "own test run), pass --allow-unisolated; the grade then says it was not isolated")
 
 
 def find_solution(notebook: Path, assignment: str | None = None, solution=None, *,
@@ -52,6 +67,80 @@ def find_solution(notebook: Path, assignment: str | None = None, solution=None, 
     if not p.is_file():
         raise GradingError(f"{notebook}: the solution notebook {p} does not exist")
     return p
+
+
+#: The largest notebook graded, in bytes (a notebook with figures is a few MB).
+MAX_NOTEBOOK_BYTES = 32 << 20
+
+
+def read_submission(path: Path) -> bytes:
+    """The submitted notebook's bytes: a regular file, opened without following a symbolic link
+    (a link to the solution, ``/dev/zero`` or a FIFO is refused, never read) and at most
+    ``MAX_NOTEBOOK_BYTES``."""
+    import os
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise GradingError(f"{path}: no such notebook") from None
+    except OSError as e:
+        if os.path.islink(path):
+            raise GradingError(f"{path}: is a symbolic link; submit the notebook file itself") from None
+        raise GradingError(f"{path}: cannot read the notebook: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise GradingError(f"{path}: is a directory, not a notebook")
+        if not stat.S_ISREG(st.st_mode):
+            raise GradingError(f"{path}: is not a regular file (a device, a FIFO or a socket); "
+                               "submit the notebook file itself")
+        if st.st_size > MAX_NOTEBOOK_BYTES:
+            raise GradingError(f"{path}: is {st.st_size / 2**20:.1f} MB, more than the "
+                               f"{MAX_NOTEBOOK_BYTES >> 20} MB a notebook may have; clear its outputs")
+        chunks, size = [], 0
+        while size <= MAX_NOTEBOOK_BYTES:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+        if size > MAX_NOTEBOOK_BYTES:
+            raise GradingError(f"{path}: more than the {MAX_NOTEBOOK_BYTES >> 20} MB a notebook may have")
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if not data.strip():
+        raise GradingError(f"{path}: the notebook is an empty file")
+    return data
+
+
+def escape_surrogates(nb) -> int:
+    """Replace lone surrogates (``"\\ud800"`` in the JSON: not text any encoder accepts) in every
+    string of *nb*, in place, by U+FFFD; returns how many were replaced, so results.json can
+    always be written."""
+    import re
+    lone = re.compile("[\ud800-\udfff]")
+    count = 0
+
+    def fix(x):
+        nonlocal count
+        if isinstance(x, str):
+            y, n = lone.subn("\ufffd", x)
+            count += n
+            return y
+        if isinstance(x, dict):
+            for k in list(x):
+                v = fix(x[k])
+                k2 = fix(k)
+                if k2 != k:
+                    del x[k]
+                x[k2] = v
+            return x
+        if isinstance(x, list):
+            x[:] = [fix(v) for v in x]
+        return x
+    fix(nb)
+    return count
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -91,7 +180,7 @@ def load(notebook, solution=None, assignment: str | None = None, official: bool 
     if sol is None and (solution is not None or official):
         sol_path = find_solution(path, assignment, solution, official=official)
         sol = read_solution(sol_path)
-    raw = _read(path, "notebook")
+    raw = read_submission(path)
     nb = _parse(raw, path)
     meta = notebook_assignment(nb, str(path))
     if meta is None and not any(cell_meta(c) for c in nb.cells):
@@ -113,7 +202,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
           total_timeout: float = 600.0, json_path=None, max_restarts: int = 5, max_output: int = 20_000,
           startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None,
           memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None,
-          hidden_visibility: str = "visible", slot: int = 0) -> Result:
+          hidden_visibility: str = "visible", slot: int = 0, allow_unisolated: bool = True) -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
     *solution* is the solution notebook (or a directory of them, with *assignment*, or a parsed
@@ -126,9 +215,12 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     (None: no limit).  *progress* receives one line per question as soon as its tests have run.
     *hidden_visibility* is Gradescope's ``visibility`` for what hidden tests decide in results.json.
     *slot* picks the grading user when isolated (parallel workers use one each, see :mod:`.batch`).
+    With ``allow_unisolated=False`` (an official grade: ``--json``, ``grade-all``, the autograder) a
+    run that would not be isolated is refused, saying why and how to fix it.
     The notebook file is read once and never written.  Raises :class:`GradingError` for bad input
     (not for anything the student's code does).  If results.json cannot be written at the end, the
-    result says why in ``json_error``: the grade is returned, never lost.
+    result says why in ``json_error``: the grade is returned, never lost.  Whatever fails (also a
+    bug of the grader), *json_path* receives a score-0 record saying why.
     """
     t_start = time.monotonic()
     max_score, sol_path = 0.0, None
@@ -136,8 +228,9 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         raise GradingError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
                            f"not {hidden_visibility!r}")
     try:
-        if memory_limit is not None and memory_limit < 256 << 20:
-            raise GradingError(f"memory_limit must be at least 256 MB (or None), not {memory_limit!r} bytes")
+        if memory_limit is not None and memory_limit < MIN_MEMORY:
+            raise GradingError(f"memory_limit must be at least {MIN_MEMORY >> 20} MB (what a kernel with "
+                               f"the guard and numpy needs), or None, not {memory_limit!r} bytes")
         if timeout <= 0 or total_timeout <= 0:
             raise GradingError(f"time limits must be positive, not timeout={timeout!r}, "
                                f"total_timeout={total_timeout!r}")
@@ -151,11 +244,23 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
             max_score = preloaded[1].max_score
         raw, nb, sol_path, sol = load(notebook, solution, assignment, preloaded=preloaded)
         max_score = sol.max_score
+        if not allow_unisolated:
+            problem = isolation_problem(isolate)
+            if problem:
+                raise GradingError(refusal(problem))
+        replaced = escape_surrogates(nb)
         steps, answers_of, notes = plan(nb.cells, sol)
-        with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path, slot=slot) as box:
+        if replaced:
+            notes.append(f"{replaced} lone surrogate character(s) (not valid Unicode) in the notebook "
+                         "were replaced by U+FFFD")
+        with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path, slot=slot,
+                     memory_limit=memory_limit) as box:
+            if not allow_unisolated and not box.isolated:
+                raise GradingError(refusal(box.why_not or "the run could not be isolated"))
             kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
                             popen_kwargs=box.popen_kwargs)
-            kernel.connection_dir = box.connection_dir
+            kernel.connection_dir, kernel.profile_dir = box.connection_dir, box.profile_dir
+            kernel.on_start = box.adopt
             rlimits = dict(box.rlimits)
             if memory_limit is not None:
                 rlimits["RLIMIT_AS"] = int(memory_limit)
@@ -168,11 +273,19 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
             finally:
                 kernel.shutdown()
         # Every process of the run has ended here (see Sandbox.__exit__).
-    except GradingError as e:
+    except Exception as e:  # noqa: BLE001  (bad input, or a failure of the grader: results.json all the same)
+        err = e if isinstance(e, GradingError) else \
+            GradingError(f"the grader failed: {type(e).__name__}: {e}")
         if json_path is not None:
-            Result.failed(notebook, str(e), max_score, solution=sol_path,
-                          execution_time=time.monotonic() - t_start).write_json(json_path, hidden_visibility)
-        raise
+            try:
+                Result.failed(notebook, str(err), max_score, solution=sol_path,
+                              execution_time=time.monotonic() - t_start).write_json(json_path,
+                                                                                    hidden_visibility)
+            except OSError:
+                pass
+        if err is e:
+            raise
+        raise err from e
     for q, idx in answers_of.items():
         if not idx and sol.questions[q].answers:
             session.questions[q].notes.append(f"no answer cell of question {q!r} was found in the notebook")

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
@@ -82,8 +83,15 @@ class Kernel:
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault("MPLBACKEND", "Agg")
         self.env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+        # The address space a kernel needs does not depend on the machine's core count: one BLAS
+        # thread and two malloc arenas (else 64 MB of address space per thread; see MIN_MEMORY).
+        for k, v in (("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1"),
+                     ("MALLOC_ARENA_MAX", "2")):
+            self.env.setdefault(k, v)
         self.popen_kwargs = dict(popen_kwargs or {})    # e.g. user/group: see memlab.grading.isolate
         self.connection_dir: str | None = None            # where the connection file goes, if set
+        self.profile_dir: str | None = None               # the IPython profile (--profile-dir), if set
+        self.on_start: Callable[[int], None] | None = None  # called with the kernel's pid at start
         self.restarts = 0
         self.km: KernelManager | None = None
         self.kc = None
@@ -96,7 +104,8 @@ class Kernel:
             d = os.path.join(self._specdir, KERNEL_NAME)
             os.mkdir(d)
             spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                             "--HistoryManager.hist_file=:memory:"],
+                             "--HistoryManager.hist_file=:memory:"]
+                    + ([f"--profile-dir={self.profile_dir}"] if self.profile_dir else []),
                     "display_name": "memlab grader (Python)", "language": "python",
                     "interrupt_mode": "signal"}
             with open(os.path.join(d, "kernel.json"), "w") as f:
@@ -107,17 +116,21 @@ class Kernel:
         self.km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=self._spec_manager())
         try:
             if self.connection_dir is not None:
-                # A kernel running as another user must read its connection file: it goes in that
-                # user's private directory, owned by that user.
+                # A kernel running as another user must read its connection file: it goes in a
+                # directory of root's that the user can read but not change; the file stays root's,
+                # readable by the user's group (no path the user controls is ever followed).
                 self.km.cache_ports = False       # keep the ports written in the file
                 self.km.connection_file = os.path.join(self.connection_dir, f"kernel-{self.restarts}.json")
                 self.km.write_connection_file()
-                uid, gid = self.popen_kwargs.get("user"), self.popen_kwargs.get("group")
-                if uid is not None:
-                    os.chown(self.km.connection_file, uid, gid if gid is not None else -1)
+                gid = self.popen_kwargs.get("group")
+                if gid is not None:
+                    os.chown(self.km.connection_file, -1, gid, follow_symlinks=False)
+                    os.chmod(self.km.connection_file, 0o640)
             # The kernel's own stdout/stderr (fd 1 and 2, e.g. C code printing) go nowhere.
             self.km.start_kernel(cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, **self.popen_kwargs)
+            if self.on_start is not None:
+                self.on_start(self.km.provisioner.process.pid)
             self.kc = self.km.client()
             self.kc.allow_stdin = False
             self.kc.start_channels()

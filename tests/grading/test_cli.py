@@ -22,8 +22,8 @@ def run(capsys, *argv):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["grade", "x.ipynb", "--memory-limit", "-1"], "must be 0 (no limit) or at least 256 MB, got -1"),
-    (["grade", "x.ipynb", "--memory-limit", "100"], "at least 256 MB, got 100"),
+    (["grade", "x.ipynb", "--memory-limit", "-1"], "must be 0 (no limit) or at least 320 MB (the least in which the grader's guard and numpy start), got -1"),
+    (["grade", "x.ipynb", "--memory-limit", "100"], "at least 320 MB (the least in which the grader's guard and numpy start), got 100"),
     (["grade", "x.ipynb", "--timeout", "-3"], "must be positive, got -3"),
     (["grade", "x.ipynb", "--total-timeout", "0"], "must be positive, got 0"),
     (["grade", "x.ipynb", "--timeout", "soon"], "expected a number of seconds, got 'soon'"),
