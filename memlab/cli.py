@@ -83,6 +83,12 @@ def _limits(p: argparse.ArgumentParser, total: str | None = None, memory: str | 
                        help=f"{visibility} (default: visible)")
 
 
+def _unisolated(p: argparse.ArgumentParser, where: str = "") -> None:
+    p.add_argument("--allow-unisolated", action="store_true",
+                   help=f"{where}give an official grade even when the graded code cannot be isolated (not "
+                   "root, or an interpreter the grading user cannot run); refused by default")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memlab", description="memlab course tools: make exercise "
                                 "notebooks from solutions, grade notebooks.")
@@ -112,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
             visibility="with --json: Gradescope visibility of what hidden tests decide")
     g.add_argument("--no-isolate", dest="isolate", action="store_false", default=None,
                    help="as root, do not run the kernel as the unprivileged grading user")
+    _unisolated(g, "with --json: ")
 
     b = sub.add_parser("autograder", help="write a Gradescope autograder bundle (.zip) for one assignment",
                        description="Write setup.sh, run_autograder, requirements.txt, memlab's source and "
@@ -120,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("-o", "--output", required=True, help="the zip to write, e.g. build/01-autograder.zip")
     _limits(b, "the whole run", visibility="Gradescope visibility of what hidden tests decide: "
             "after_published keeps it from students until grades are published")
+    _unisolated(b, "the bundle's run: ")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="no line per question while grading; print only the score table")
 
@@ -136,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     _limits(ga, "each notebook", memory="each kernel",
             visibility="Gradescope visibility of hidden-test results in each results.json")
     ga.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _unisolated(ga)
 
     w = sub.add_parser("check-work", help="run your notebook and the checks it shows (no solutions needed)",
                        description="Run the notebook in a fresh kernel, then the visible checks of its tests "
@@ -201,7 +210,8 @@ def main(argv=None) -> int:
                              gradebook=args.gradebook, jobs=args.jobs, timeout=args.timeout,
                              total_timeout=args.total_timeout,
                              memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
-                             hidden_visibility=args.hidden_visibility, progress=not args.quiet)
+                             hidden_visibility=args.hidden_visibility, progress=not args.quiet,
+                             allow_unisolated=args.allow_unisolated)
             bad = sum(1 for r in rows if r.notes.startswith(("not graded", "the grader", "the grading")))
             print(f"graded {len(rows)} submission(s)" + (f" ({bad} could not be graded)" if bad else "")
                   + f"; wrote {args.gradebook}")
@@ -216,7 +226,8 @@ def main(argv=None) -> int:
                                    json_path=args.json, isolate=args.isolate,
                                    memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
                                    progress=None if args.quiet else _say,
-                                   hidden_visibility=args.hidden_visibility)
+                                   hidden_visibility=args.hidden_visibility,
+                                   allow_unisolated=args.allow_unisolated or not args.json)
             print(result.table() if args.quiet else result.feedback())
             if args.json and result.json_error:
                 print(f"memlab grade: error: could not write {args.json}: {result.json_error}; "
@@ -230,7 +241,8 @@ def main(argv=None) -> int:
             from .grading import bundle
             path = bundle.write_bundle(args.solution, args.output, timeout=args.timeout,
                                        total_timeout=args.total_timeout,
-                                       hidden_visibility=args.hidden_visibility)
+                                       hidden_visibility=args.hidden_visibility,
+                                       allow_unisolated=args.allow_unisolated)
             print(f"wrote {path}")
             return 0
         if args.command == "check":

@@ -56,6 +56,20 @@ def _init_worker(slots) -> None:
     _SLOT = slots.get()
 
 
+def _failed_json(path: str, why: str, sol, visibility: str) -> str:
+    """Write a score-0 ``NAME.results.json`` beside *path* saying *why*; its path, or "" if it
+    could not be written."""
+    from .results import Result
+    p = Path(path)
+    out = p.with_name(f"{p.stem}.results.json")
+    try:
+        Result.failed(p, why, sol.max_score if sol else 0, sol.assignment if sol else "").write_json(
+            out, visibility)
+        return str(out)
+    except (OSError, ValueError):
+        return ""
+
+
 def _grade_one(path: str, solution: str, options: dict) -> Row:
     """Grade one submission (in a worker); never raises."""
     import time
@@ -69,7 +83,9 @@ def _grade_one(path: str, solution: str, options: dict) -> Row:
         return Row(path, 0.0, 0.0, notes=f"not graded: {e}", results=str(out) if out.exists() else "",
                    seconds=time.monotonic() - t0)
     except Exception as e:  # noqa: BLE001  (one bad submission never stops the batch)
-        return Row(path, 0.0, 0.0, notes=f"the grader failed: {type(e).__name__}: {e}",
+        why = f"the grader failed: {type(e).__name__}: {e}"
+        return Row(path, 0.0, 0.0, notes=why, results=_failed_json(path, why, None,
+                                                                  options.get("hidden_visibility", "visible")),
                    seconds=time.monotonic() - t0)
     notes = [n for q in r.questions.values() for n in q.notes] + list(r.notes)
     if r.json_error:
@@ -82,16 +98,24 @@ def _grade_one(path: str, solution: str, options: dict) -> Row:
 def grade_all(folder, solution, *, assignment: str | None = None, gradebook=None, jobs: int = 2,
               timeout: float = 30.0, total_timeout: float = 600.0, memory_limit: int | None = 4 << 30,
               isolate: bool | None = None, hidden_visibility: str = "visible",
-              progress: bool = True) -> list[Row]:
+              progress: bool = True, allow_unisolated: bool = False) -> list[Row]:
     """Grade every notebook under *folder* with *solution* on *jobs* worker processes; write the
-    *gradebook* CSV (if given) and return its rows, in the order of :func:`submissions`."""
+    *gradebook* CSV (if given) and return its rows, in the order of :func:`submissions`.
+    Official grades: refused before any work when the runs would not be isolated, unless
+    *allow_unisolated*."""
     if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
         raise GradingError(f"jobs must be a whole number >= 1, not {jobs!r}")
+    if not allow_unisolated:
+        from .grade import refusal
+        from .isolate import isolation_problem
+        problem = isolation_problem(isolate)
+        if problem:
+            raise GradingError(refusal(problem))
     files = submissions(folder)
     sol_path = find_solution(files[0], assignment, solution, official=True)
     sol = read_solution(sol_path)                       # bad solutions stop here, before any work
     options = dict(timeout=timeout, total_timeout=total_timeout, memory_limit=memory_limit,
-                   isolate=isolate, hidden_visibility=hidden_visibility)
+                   isolate=isolate, hidden_visibility=hidden_visibility, allow_unisolated=allow_unisolated)
     ctx = get_context("spawn")
     slots = ctx.Queue()
     for k in range(jobs):
@@ -108,7 +132,9 @@ def grade_all(folder, solution, *, assignment: str | None = None, gradebook=None
             try:
                 rows[path] = fut.result()
             except Exception as e:  # noqa: BLE001  (a worker that died: that row only)
-                rows[path] = Row(path, 0.0, sol.max_score, notes=f"the grading worker died: {e}")
+                why = f"not graded: the grading worker died ({type(e).__name__}: {e})"
+                rows[path] = Row(path, 0.0, sol.max_score, notes=why,
+                                 results=_failed_json(path, why, sol, hidden_visibility))
             if not rows[path].max_score:
                 rows[path].max_score = sol.max_score
             bar.update(1)

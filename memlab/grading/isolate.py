@@ -47,6 +47,13 @@ SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 MAX_PROCESSES = 512          # processes and threads of the grading user (RLIMIT_NPROC), when isolated
 
 
+def kernel_python() -> str:
+    """The interpreter the grading kernel runs: this one (``sys.executable``), or the one named by
+    ``MEMLAB_GRADING_PYTHON`` (set by whoever runs the grader, e.g. ``make test``: a venv made from a
+    system Python that the grading user can read, with memlab installed in it)."""
+    return os.environ.get("MEMLAB_GRADING_PYTHON") or sys.executable
+
+
 def can_isolate() -> bool:
     """Whether this process may run the kernel as another user (it is root, on a POSIX system)."""
     return hasattr(os, "geteuid") and os.geteuid() == 0
@@ -102,7 +109,7 @@ def user_can_run_kernel(uid: int, gid: int) -> str:
     d = tempfile.mkdtemp(prefix="memlab-probe-")       # root's, readable: the probe writes nothing
     try:
         os.chmod(d, 0o755)
-        r = subprocess.run([sys.executable, "-c", "import ipykernel, memlab.testing"], user=uid, group=gid,
+        r = subprocess.run([kernel_python(), "-c", "import ipykernel, memlab.testing"], user=uid, group=gid,
                            extra_groups=[], cwd=d, env=_env(d, None), capture_output=True, text=True,
                            timeout=120)
         return "" if r.returncode == 0 else (r.stderr.strip().splitlines() or ["it failed"])[-1][:300]
@@ -160,7 +167,7 @@ def kill_all(uid: int, gid: int) -> int:
             return 0
         left = len(pids)
         try:   # a process of that user may signal them all at once, forks included
-            subprocess.run([sys.executable, "-S", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
+            subprocess.run([kernel_python(), "-S", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
                            user=uid, group=gid, extra_groups=[], env={}, cwd="/", timeout=10,
                            capture_output=True)
         except (OSError, subprocess.SubprocessError):
@@ -255,7 +262,7 @@ def isolation_problem(isolate: bool | None = None) -> str:
                 "sudo), which runs the kernel as the unprivileged user " + USER)
     why = user_can_run_kernel(*probe_user())
     if why:
-        return (f"another user cannot start this interpreter's kernel ({sys.executable}: {why}); "
+        return (f"another user cannot start this interpreter's kernel ({kernel_python()}: {why}); "
                 + VENV_HINT)
     return ""
 
@@ -386,7 +393,7 @@ class Sandbox:
             name = "nobody"
         if why:
             self._not_isolated(
-                f"another user ({name}) cannot start this interpreter's kernel ({sys.executable}: {why})",
+                f"another user ({name}) cannot start this interpreter's kernel ({kernel_python()}: {why})",
                 f"not isolated: the user {name} cannot start this interpreter's kernel ({why}); "
                 + VENV_HINT)
             self._memory()

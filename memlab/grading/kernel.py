@@ -4,7 +4,8 @@
 (``sys.executable``): it writes a private kernel spec whose ``argv[0]`` is ``sys.executable`` (in a
 temporary directory, removed on shutdown), so grading uses the same environment as the ``memlab``
 command, whatever ``python3`` kernel spec is installed; after start it checks the kernel's
-``sys.executable``.  Each :meth:`Kernel.execute` has a time limit; on time-out the kernel is
+``sys.executable``; ``MEMLAB_GRADING_PYTHON`` may name another, see
+:func:`.isolate.kernel_python`).  Each :meth:`Kernel.execute` has a time limit; on time-out the kernel is
 interrupted (SIGINT), and if it does not stop within a grace period it is restarted.  A kernel that
 dies (``os._exit``, a crash) is noticed within a fraction of a second.  Captured text output is
 truncated to a limit, so a cell printing megabytes does not flood the grader.
@@ -30,6 +31,7 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from ..errors import GradingError
+from .isolate import kernel_python
 
 KERNEL_NAME = "memlab-grader-python"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -103,7 +105,7 @@ class Kernel:
             self._specdir = tempfile.mkdtemp(prefix="memlab-kernel-")
             d = os.path.join(self._specdir, KERNEL_NAME)
             os.mkdir(d)
-            spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+            spec = {"argv": [kernel_python(), "-m", "ipykernel_launcher", "-f", "{connection_file}",
                              "--HistoryManager.hist_file=:memory:"]
                     + ([f"--profile-dir={self.profile_dir}"] if self.profile_dir else []),
                     "display_name": "memlab grader (Python)", "language": "python",
@@ -137,13 +139,13 @@ class Kernel:
             self.kc.wait_for_ready(timeout=self.startup_timeout)
         except Exception as e:  # noqa: BLE001  (any start failure is a grading failure)
             self._stop()
-            raise GradingError(f"cannot start a Python kernel ({sys.executable} -m ipykernel_launcher): "
+            raise GradingError(f"cannot start a Python kernel ({kernel_python()} -m ipykernel_launcher): "
                                f"{e}; is ipykernel installed in this environment?") from None
         r = self.execute("import sys as _s; print(_s.executable); del _s", timeout=30, silent=True)
         exe = r.text.strip()
-        if not r.ok or os.path.realpath(exe) != os.path.realpath(sys.executable):
+        if not r.ok or os.path.realpath(exe) != os.path.realpath(kernel_python()):
             self._stop()
-            raise GradingError(f"the grading kernel runs {exe!r}, not this interpreter {sys.executable!r}")
+            raise GradingError(f"the grading kernel runs {exe!r}, not the interpreter {kernel_python()!r}")
 
     def _stop(self) -> None:
         if self.kc is not None:

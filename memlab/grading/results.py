@@ -232,5 +232,6 @@ class Result:
         path = Path(path)
         data = json.dumps(self.to_gradescope(hidden_visibility), indent=2, ensure_ascii=False) + "\n"
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_text(data, encoding="utf-8")
+        # a lone surrogate (graded code can print one) is written escaped: the file is always UTF-8
+        tmp.write_bytes(data.encode("utf-8", "backslashreplace"))
         os.replace(tmp, path)
