@@ -88,6 +88,11 @@ lock:
 exercises: $(STAMP)
 	$(VENV)/bin/memlab assign solutions --out exercises $(if $(FORCE),--force)
 
+# The student copy of the course (no solutions/, blank exercises): publish it, not this repository.
+RELEASE ?= ../memlab-release
+release: $(STAMP)
+	$(VENV)/bin/memlab release $(RELEASE)
+
 bench: $(STAMP)
 	@for f in bench/[a-z]*.py; do echo "== $$f"; PYTHONUNBUFFERED=1 $(PY) $$f || exit 1; done
 

@@ -1,5 +1,5 @@
 """The ``memlab`` command (also ``python -m memlab``): ``assign``, ``grade``, ``check-work``, ``grade-all``,
-``check``, ``autograder``.
+``check``, ``autograder``, ``release``.
 
 It imports only the grading machinery (standard library, nbformat, jupyter_client).
 """
@@ -110,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
                        "ones included); print a score table.  The notebook is not modified.")
     g.add_argument("notebook", help="the notebook to grade")
     g.add_argument("--solution", help="the solution notebook, or a directory of them with --assignment "
-                   "(required with --json; else solutions/<assignment>.ipynb in the current directory)")
+                   "(never looked for; without it, your work is checked as by check-work)")
     g.add_argument("--assignment", help="with a solutions directory: grade with DIR/ASSIGNMENT.ipynb")
     g.add_argument("--json", metavar="PATH", help="write Gradescope's results.json there (also when the "
                    "input is bad: score 0, the error as output)")
@@ -154,6 +154,13 @@ def _parser() -> argparse.ArgumentParser:
     _limits(w)
     w.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
+    r = sub.add_parser("release", help="write the student copy of the course (no solutions) to DIR",
+                       description="Copy the course (lessons, the library, tests, README, Makefile) into DIR "
+                       "with freshly generated blank exercises and without solutions/.  Publish this "
+                       "copy, not the repository: the repository's solutions/ holds every hidden test.")
+    r.add_argument("dir", help="a new (or empty) directory outside the course")
+    r.add_argument("--root", default=".", help="the course repository (default: the current directory)")
+
     c = sub.add_parser("check", help="check exercises are up to date, solutions full marks, exercises zero")
     c.add_argument("--solutions", default="solutions")
     c.add_argument("--exercises", default="exercises")
@@ -179,6 +186,28 @@ def main(argv=None) -> int:
             writable_file(args.json, "--json")
         if args.command == "autograder":
             writable_file(args.output, "-o")
+        if args.command == "grade-all":
+            writable_file(args.gradebook, "--gradebook")
+        if args.command == "assign":
+            report = grading.assign(args.sources, args.out, force=args.force, check=args.check)
+            if args.check:
+                if not report.ok:
+                    print("memlab assign --check: exercises are not up to date:", file=sys.stderr)
+                    for line in report.problems:
+                        print(f"  {line}", file=sys.stderr)
+                    return 1
+                print(f"memlab assign --check: {len(report.unchanged)} exercise(s) up to date")
+                return 0
+            for path in report.written:
+                print(f"wrote {path}")
+            for path in report.unchanged:
+                print(f"unchanged {path}")
+            return 0
+        if args.command == "grade" and args.solution is None and not args.json:
+            print("memlab grade: no --solution given: grading runs the instructors' hidden tests and needs "
+                  "the solution notebook (--solution), never looked for by itself.\nChecking your work "
+                  "against the checks the notebook shows instead (memlab check-work).", file=sys.stderr)
+            args.command = "check-work"
         if args.command == "grade-all":
             writable_file(args.gradebook, "--gradebook")
         if args.command == "assign":
@@ -244,6 +273,12 @@ def main(argv=None) -> int:
                                        hidden_visibility=args.hidden_visibility,
                                        allow_unisolated=args.allow_unisolated)
             print(f"wrote {path}")
+            return 0
+        if args.command == "release":
+            from .grading.release import release
+            files = release(args.dir, args.root)
+            print(f"wrote {len(files)} files to {args.dir}: the student copy (no solutions/); "
+                  "publish it, not the repository")
             return 0
         if args.command == "check":
             problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout,

@@ -40,24 +40,19 @@ def find_solution(notebook: Path, assignment: str | None = None, solution=None, 
     """The solution notebook to grade *notebook* with.
 
     *solution* is a notebook, or a directory holding ``<assignment>.ipynb`` (then *assignment*, given
-    by the caller, is required).  Without *solution*, and only when not *official* (a student checking
-    their own work), ``solutions/<assignment>.ipynb`` in the current directory is used.  Nothing
-    beside the submission is ever searched.  Raises :class:`GradingError` when there is no solution.
+    by the caller, is required).  It is never looked for: not beside the submission, not in
+    ``solutions/`` of the current directory (a student working in a copy of the course repository
+    would otherwise run the hidden tests on demand).  Raises :class:`GradingError` when there is none.
     """
     if solution is None:
         if official:
             raise GradingError(f"{notebook}: an official grade (--json) needs --solution: the solution "
                                "notebook, or a solutions directory with --assignment NAME; the notebook "
                                "itself never chooses its solution")
-        if assignment is None:
-            raise GradingError(f"{notebook}: the notebook has no memlab metadata (nb.metadata['{KEY}']"
-                               "['assignment']), so its solution cannot be found; is it a memlab exercise? "
-                               "Pass --solution to name the solution notebook")
-        p = Path.cwd() / "solutions" / f"{assignment}.ipynb"
-        if not p.is_file():
-            raise GradingError(f"{notebook}: no solution notebook for assignment {assignment!r}: looked for "
-                               f"solutions/{assignment}.ipynb in the current directory; pass --solution PATH")
-        return p
+        raise GradingError(f"{notebook}: no solution given; grading runs the instructors' hidden tests, "
+                           "so it needs --solution NOTEBOOK (or --solution DIR --assignment NAME) and never "
+                           "looks for one by itself. To check your work against the checks the notebook "
+                           f"shows, run: memlab check-work {notebook}")
     p = Path(solution)
     if p.is_dir():
         if assignment is None:
