@@ -130,19 +130,22 @@ class RunGroup:
             _write(os.path.join(d, "cgroup.procs"), str(int(pid)))
 
     def out_of_memory(self) -> int:
-        """How many times the memory limit was reached (processes killed, or allocations refused)."""
-        for d in self.dirs:
-            for name, key in (("memory.events", "oom_kill"), ("memory.failcnt", None)):
-                try:
-                    text = open(os.path.join(d, name)).read()
-                except OSError:
-                    continue
-                if key is None:
-                    return int(text.strip() or 0)
-                for line in text.splitlines():
-                    if line.startswith(key + " "):
-                        return int(line.split()[1])
-        return 0
+        """How many times the memory limit was reached (0: never; at least 1 where the host only
+        records the peak: a peak at the limit)."""
+        def read(name: str) -> str:
+            try:
+                with open(os.path.join(self.dirs[0], name)) as f:
+                    return f.read()
+            except (OSError, IndexError):
+                return ""
+        if self.kind == "cgroup v2":
+            events = dict(line.split() for line in read("memory.events").splitlines() if " " in line)
+            return int(events.get("oom_kill", 0)) or int(events.get("max", 0))
+        count = int(read("memory.failcnt").strip() or 0)
+        peak, limit = read("memory.max_usage_in_bytes").strip(), read("memory.limit_in_bytes").strip()
+        if not count and peak and limit and int(peak) >= int(limit) - (1 << 20):
+            count = 1
+        return count
 
     @staticmethod
     def _empty(d: str) -> None:

@@ -313,8 +313,12 @@ TRIAL = [
     Case("least_memory", "correct answers under the least memory limit accepted",
          lambda nb, ctx: None, start="solution", full_marks=True, memory_limit=320 << 20),
 ]
+#: blocked only once hidden tests run in a process of their own (the judge): in the kernel, the
+#: grader's own in-kernel machinery or the kernel's reply can be reached, and a hidden test's code read
+JUDGE_ONLY = ("guard_subclass", "post_run_hook", "success_property", "send_wrap", "disassemble")
 for _c in TRIAL:
     _c.trial = True
+    _c.needs_judge = _c.name in JUDGE_ONLY
 CASES += TRIAL
 BY_NAME = {c.name: c for c in CASES}
 
