@@ -36,6 +36,7 @@ class Row:
     notes: str = ""
     results: str = ""           # where its results.json was written ("" if it could not be)
     seconds: float = 0.0
+    run_notes: list[str] = field(default_factory=list)   # the same for every row: said once, on stderr
 
 
 def submissions(folder) -> list[Path]:
@@ -87,12 +88,40 @@ def _grade_one(path: str, solution: str, options: dict) -> Row:
         return Row(path, 0.0, 0.0, notes=why, results=_failed_json(path, why, None,
                                                                   options.get("hidden_visibility", "visible")),
                    seconds=time.monotonic() - t0)
-    notes = [n for q in r.questions.values() for n in q.notes] + list(r.notes)
+    run_wide = [n for n in r.notes if n.startswith(RUN_WIDE)]
+    notes = [_short(n) for n in r.notes if not n.startswith(RUN_WIDE)]      # the real causes first
+    notes += [f"{q.id}: {_cause(q, options.get('timeout', 30.0))}" for q in r.questions.values()
+              if q.score < q.max_score]
     if r.json_error:
         notes.append(f"results.json could not be written: {r.json_error}")
     return Row(path, r.score, r.max_score, {q: s.score for q, s in r.questions.items()},
                " | ".join(n.replace("\n", " ") for n in notes)[:2000], "" if r.json_error else str(out),
-               time.monotonic() - t0)
+               time.monotonic() - t0, run_wide)
+
+
+#: notes of the grader's set-up, the same on every row: said once, on stderr
+RUN_WIDE = ("not isolated", "memory:", "warning: the solution file")
+
+
+def _short(note: str) -> str:
+    """A note in a few words: "cell 3 raised ModuleNotFoundError: No module named 'x'" (clipped)."""
+    import re
+    m = re.search(r"\(?(cell \d+)\)? (raised \w+(?:: [^\n]{0,80})?)", note)
+    if m:
+        return f"{m.group(1)} {m.group(2)}"
+    return note.split("\n", 1)[0][:160]
+
+
+def _cause(q, timeout: float) -> str:
+    """Why question *q* lost points, in a few words: "time limit 30 s", "cell 3 raised ...",
+    "2 of 3 check(s) failed"."""
+    from .results import status_text
+    if any(t.status == "timeout" for t in q.tests):
+        return f"time limit {timeout:g} s"
+    if q.notes:
+        return _short(q.notes[0])
+    bad = [t for t in q.tests if not t.passed]
+    return status_text(bad[0]) if bad else "points lost"
 
 
 def grade_all(folder, solution, *, assignment: str | None = None, gradebook=None, jobs: int = 2,
@@ -140,6 +169,8 @@ def grade_all(folder, solution, *, assignment: str | None = None, gradebook=None
             bar.update(1)
     bar.close()
     ordered = [rows[str(f)] for f in files]
+    for note in dict.fromkeys(n for r in ordered for n in r.run_notes):     # once, not on every row
+        print(f"memlab grade-all: {note}", file=sys.stderr)
     if gradebook is not None:
         write_gradebook(gradebook, ordered, list(sol.questions), Path(folder))
     return ordered

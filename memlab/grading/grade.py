@@ -16,7 +16,7 @@ from .isolate import Sandbox, isolation_problem
 from .kernel import Kernel
 from .notebook import KEY, Solution, cell_meta, notebook_assignment, parse_solution, reads_notebook
 from .plan import plan
-from .results import VISIBILITIES, Result, redact
+from .results import VISIBILITIES, Result, declared_checks, redact
 from .session import Limits, Session
 
 
@@ -286,8 +286,10 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
             session.questions[q].notes.append(f"no answer cell of question {q!r} was found in the notebook")
     secrets = [line.strip() for t in sol.tests for i, line in enumerate(t.source.split("\n"), 1)
                if i in t.hidden and len(line.strip()) >= 12 and "HIDDEN TESTS" not in line]
+    declared = {t.id: declared_checks(t.source, t.hidden) for t in sol.tests}
     for t in session.tests.values():
         t.output = redact(t.output, secrets)
+        t.declared = declared.get(t.id, [])
     result = Result(
         notebook=Path(notebook), solution=sol_path, assignment=sol.assignment,
         score=sum(t.score for t in session.tests.values()), max_score=sol.max_score,
