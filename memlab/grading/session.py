@@ -116,7 +116,7 @@ class Session:
             return
         got, out_of = sum(t.score for t in mine), sum(t.max_score for t in mine)
         if got == out_of:
-            self.progress(f"{question}: {got:g}/{out_of:g}, all tests passed")
+            self.progress(f"{question}: {got:g}/{out_of:g} passed")
         else:
             why = "; ".join(f"{t.title or t.id}: {status_text(t)}" for t in mine if not t.passed)
             self.progress(f"{question}: {got:g}/{out_of:g} ({why})")
