@@ -254,7 +254,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
                 raise GradingError(refusal(box.why_not or "the run could not be isolated"))
             kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
                             popen_kwargs=box.popen_kwargs)
-            kernel.connection_dir, kernel.profile_dir = box.connection_dir, box.profile_dir
+            kernel.connection_dir, kernel.profile_root = box.connection_dir, box.profile_root
             kernel.on_start = box.adopt
             rlimits = dict(box.rlimits)
             if memory_limit is not None:

@@ -103,13 +103,17 @@ VENV_HINT = ("make the grading environment from a system Python that other users
              "interpreter under /root (pyenv's default) cannot be run by another user")
 
 
-@functools.lru_cache(maxsize=None)
 def user_can_run_kernel(uid: int, gid: int) -> str:
-    """Why *uid* cannot start this interpreter's kernel ("" if it can)."""
+    """Why *uid* cannot start the grading kernel's interpreter (:func:`kernel_python`; "" if it can)."""
+    return _can_run(uid, gid, kernel_python())
+
+
+@functools.lru_cache(maxsize=None)
+def _can_run(uid: int, gid: int, python: str) -> str:
     d = tempfile.mkdtemp(prefix="memlab-probe-")       # root's, readable: the probe writes nothing
     try:
         os.chmod(d, 0o755)
-        r = subprocess.run([kernel_python(), "-c", "import ipykernel, memlab.testing"], user=uid, group=gid,
+        r = subprocess.run([python, "-c", "import ipykernel, memlab.testing"], user=uid, group=gid,
                            extra_groups=[], cwd=d, env=_env(d, None), capture_output=True, text=True,
                            timeout=120)
         return "" if r.returncode == 0 else (r.stderr.strip().splitlines() or ["it failed"])[-1][:300]
@@ -315,7 +319,7 @@ class Sandbox:
         self.popen_kwargs: dict = {}
         self.rlimits: dict[str, int] = {}       # the kernel lowers these itself (guard.setup_code)
         self.connection_dir: str | None = None
-        self.profile_dir: str | None = None     # the kernel's read-only IPython profile
+        self.profile_root: str | None = None    # the kernel makes a fresh empty profile there per start
         self.group = None                       # the run's cgroup (.cgroup.RunGroup), if any
         self._dir: str | None = None
         self._root_dir: str | None = None
@@ -331,11 +335,9 @@ class Sandbox:
     def _private_profile(self) -> None:
         """Not isolated: a fresh, read-only, empty IPython profile all the same, so no startup file
         (of this user, or planted by an earlier run) runs in the kernel."""
-        self._root_dir = tempfile.mkdtemp(prefix="memlab-run-")
-        home, self.profile_dir = empty_profile(self._root_dir)
+        self._root_dir = self.profile_root = tempfile.mkdtemp(prefix="memlab-run-")
         self.env = dict(os.environ if self.base_env is None else self.base_env)
         self.env.pop("PYTHONSTARTUP", None)
-        self.env["IPYTHONDIR"] = os.path.dirname(self.profile_dir)
 
     def adopt(self, pid: int) -> None:
         """The kernel started as *pid*: move it into the run's cgroup (before any student code)."""
@@ -376,9 +378,10 @@ class Sandbox:
         if not self.want:
             self._not_isolated("--no-isolate was given" if can_isolate() else
                                "the grader is not running as root",
-                               "not isolated: the grader is not running as root, so the graded code runs "
-                               "with your rights (it could read or change the solution); the processes it "
-                               "started are ended before results.json is written")
+                               "not isolated: " + ("isolation was turned off" if can_isolate() else
+                                                   "the grader is not running as root")
+                               + ", so the graded code runs with your rights (it could read or change the "
+                               "solution); the processes it started are ended before results.json is written")
             self._memory()
             return self
         if not can_isolate():
@@ -407,8 +410,8 @@ class Sandbox:
         self._user = (uid, gid, name)
         kill_all(uid, gid)                 # leftovers of a run that was itself killed
         # Root's directory (read-only for the user): the connection files and the empty profile.
-        self._root_dir = tempfile.mkdtemp(prefix="memlab-run-")
-        home, self.profile_dir = empty_profile(self._root_dir)
+        self._root_dir = self.profile_root = tempfile.mkdtemp(prefix="memlab-run-")
+        home, _ = empty_profile(self._root_dir)
         os.chown(self._root_dir, 0, gid)
         os.chmod(self._root_dir, 0o750)
         # The user's directory: the notebook's copy is written and handed over before the
@@ -421,7 +424,7 @@ class Sandbox:
         self.cwd = self._dir
         self.connection_dir = self._root_dir
         self.env = _env(self._dir, self.base_env)
-        self.env.update(HOME=home, IPYTHONDIR=os.path.dirname(self.profile_dir))
+        self.env["HOME"] = home                          # root's, read-only, empty
         self.popen_kwargs = {"user": uid, "group": gid, "extra_groups": []}
         self.rlimits["RLIMIT_NPROC"] = MAX_PROCESSES     # per user: a fork bomb stops there
         self.isolated = True

@@ -92,6 +92,7 @@ class Kernel:
             self.env.setdefault(k, v)
         self.popen_kwargs = dict(popen_kwargs or {})    # e.g. user/group: see memlab.grading.isolate
         self.connection_dir: str | None = None            # where the connection file goes, if set
+        self.profile_root: str | None = None              # where each start makes a fresh empty profile
         self.profile_dir: str | None = None               # the IPython profile (--profile-dir), if set
         self.on_start: Callable[[int], None] | None = None  # called with the kernel's pid at start
         self.restarts = 0
@@ -100,18 +101,30 @@ class Kernel:
         self._specdir: str | None = None
 
     # -------------------------------------------------------------------------------- lifecycle
+    def _fresh_profile(self) -> None:
+        """A new, empty, read-only IPython profile for this start (none of an earlier kernel's
+        files, e.g. a startup file it planted, can run in this one)."""
+        from .isolate import empty_profile
+        d = tempfile.mkdtemp(prefix=f"kernel-{self.restarts}-", dir=self.profile_root)
+        _, self.profile_dir = empty_profile(d)
+        os.chmod(d, 0o555)
+        self.env["IPYTHONDIR"] = os.path.dirname(self.profile_dir)
+        self.env.pop("PYTHONSTARTUP", None)
+
     def _spec_manager(self) -> KernelSpecManager:
+        if self.profile_root is not None:
+            self._fresh_profile()
         if self._specdir is None:
             self._specdir = tempfile.mkdtemp(prefix="memlab-kernel-")
-            d = os.path.join(self._specdir, KERNEL_NAME)
-            os.mkdir(d)
-            spec = {"argv": [kernel_python(), "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                             "--HistoryManager.hist_file=:memory:"]
-                    + ([f"--profile-dir={self.profile_dir}"] if self.profile_dir else []),
-                    "display_name": "memlab grader (Python)", "language": "python",
-                    "interrupt_mode": "signal"}
-            with open(os.path.join(d, "kernel.json"), "w") as f:
-                json.dump(spec, f)
+        d = os.path.join(self._specdir, KERNEL_NAME)
+        os.makedirs(d, exist_ok=True)
+        spec = {"argv": [kernel_python(), "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                         "--HistoryManager.hist_file=:memory:"]
+                + ([f"--profile-dir={self.profile_dir}"] if self.profile_dir else []),
+                "display_name": "memlab grader (Python)", "language": "python",
+                "interrupt_mode": "signal"}
+        with open(os.path.join(d, "kernel.json"), "w") as f:
+            json.dump(spec, f)
         return KernelSpecManager(kernel_dirs=[self._specdir])
 
     def start(self) -> None:

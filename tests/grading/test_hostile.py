@@ -55,7 +55,7 @@ def run(case: hostile.Case, exercise: str, tmp_path: Path, builder=None, isolate
     """Build and grade one hostile notebook; check what every case must keep; returns (data, result, s)."""
     work, out, sold = tmp_path / "submission", tmp_path / "results", tmp_path / "solution"
     for d in (work, out, sold):
-        d.mkdir()
+        d.mkdir(parents=True)
     solution = sold / f"{exercise}.ipynb"
     shutil.copyfile(ROOT / "solutions" / f"{exercise}.ipynb", solution)
     os.chmod(solution, 0o600)
