@@ -52,6 +52,30 @@ class Free(NamedTuple):
 Action = Union[Forward, Backward, Free]
 
 
+def action_to_plain(a: Action) -> tuple:
+    """A chain action as plain data: ``("F", i, keep)``, ``("B", i)`` or ``("free", value)``."""
+    if isinstance(a, Forward):
+        return ("F", int(a.i), bool(a.keep))
+    if isinstance(a, Backward):
+        return ("B", int(a.i))
+    if isinstance(a, Free):
+        return ("free", str(a.value))
+    raise ScheduleError(f"not a chain action (Forward, Backward or Free): {a!r:.60}")
+
+
+def action_from_plain(data: object) -> Action:
+    """The action :func:`action_to_plain` wrote."""
+    if isinstance(data, (tuple, list)) and data:
+        kind, *rest = data
+        if kind == "F" and len(rest) == 2 and isinstance(rest[0], int) and isinstance(rest[1], bool):
+            return Forward(rest[0], rest[1])
+        if kind == "B" and len(rest) == 1 and isinstance(rest[0], int):
+            return Backward(rest[0])
+        if kind == "free" and len(rest) == 1 and isinstance(rest[0], str):
+            return Free(rest[0])
+    raise ScheduleError(f"not a plain chain action: {str(data)[:60]}")
+
+
 @dataclass
 class Simulation:
     """What replaying a schedule found: ``peak`` slots, ``recomputations``, ``forwards`` executed,

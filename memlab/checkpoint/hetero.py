@@ -56,6 +56,19 @@ class HeteroChain:
         """Number of forward steps."""
         return len(self.forward_costs)
 
+    def to_plain(self) -> dict:
+        """The chain as plain data (lists of numbers); :meth:`from_plain` rebuilds it."""
+        return {"sizes": list(self.sizes), "forward_costs": list(self.forward_costs),
+                "backward_costs": list(self.backward_costs)}
+
+    @classmethod
+    def from_plain(cls, data: dict) -> "HeteroChain":
+        """The chain :meth:`to_plain` wrote, rebuilt (and checked) by the constructor."""
+        if not isinstance(data, dict) or set(data) != {"sizes", "forward_costs", "backward_costs"}:
+            raise ScheduleError(f"a plain chain is a dict with 'sizes', 'forward_costs' and "
+                                f"'backward_costs', not {str(data)[:80]}")
+        return cls(list(data["sizes"]), list(data["forward_costs"]), list(data["backward_costs"]))
+
     def y_size(self, i: int) -> int:
         """Size of ``y_i`` (``y_{l+1}``, the implicit loss seed, weighs nothing)."""
         return self.sizes[i] if i <= self.l else 0

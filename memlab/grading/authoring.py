@@ -15,10 +15,13 @@ Example (a script in ``scripts/`` can build every ``solutions/*.ipynb`` this way
         '''),
         tests("q1_topo_sort_tests", "q1_topo_sort", 3, '''
             assert topo_sort([]) == [], "an empty graph has an empty order"
-            ### BEGIN HIDDEN TESTS
-            ...
-            ### END HIDDEN TESTS
-        ''', title="Topological sort"),
+        ''', title="Topological sort", hidden='''
+            from memlab.testing import check
+
+            def test_empty(answers):
+                with check(points=3, name="an empty graph"):
+                    assert list(answers.topo_sort([])) == [], "an empty graph has an empty order"
+        '''),
     ])
     write(nb, "solutions/01_executor.ipynb")   # validates, then writes deterministically
 
@@ -64,10 +67,17 @@ def answer(id: str, src: str, question: str | None = None, markdown: bool = Fals
     return cell
 
 
-def tests(id: str, question: str, points: float, src: str, title: str = "") -> nbformat.NotebookNode:
-    """A tests cell worth *points* for *question*; ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS``
-    mark the part students do not see.  It passes when it runs without raising."""
-    cell = nbformat.v4.new_code_cell(_clean(src))
+def tests(id: str, question: str, points: float, src: str, title: str = "",
+          hidden: str | None = None) -> nbformat.NotebookNode:
+    """A tests cell worth *points* for *question*: *src* is what students see (visible checks, run in
+    their kernel); *hidden* is judge code, ``def test_...(answers):`` functions run by the judge
+    (docs/grading.md), written between ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS``.  (Markers
+    already in *src* are kept as they are.)"""
+    body = _clean(src)
+    if hidden is not None:
+        body = (body + "\n" if body else "") + "### BEGIN HIDDEN TESTS\n" + _clean(hidden) + \
+            "\n### END HIDDEN TESTS"
+    cell = nbformat.v4.new_code_cell(body)
     meta = {"id": id, "kind": TESTS, "question": question, "points": points}
     if title:
         meta["title"] = title

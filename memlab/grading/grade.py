@@ -266,6 +266,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
                 session.start()
                 session.run(steps)
             finally:
+                session.close()
                 kernel.shutdown()
         # Every process of the run has ended here (see Sandbox.__exit__).
     except Exception as e:  # noqa: BLE001  (bad input, or a failure of the grader: results.json all the same)

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ YOUR_ANSWER = "YOUR ANSWER HERE"
 
 # A marker is a line holding only the marker (any indentation, any number of leading '#').
 _MARKER = re.compile(r"^(?P<indent>\s*)#+\s*(?P<what>BEGIN|END)\s+(?P<kind>SOLUTION|HIDDEN TESTS)\s*$")
+_JUDGE_TEST = re.compile(r"^\s*def\s+test_\w*\s*\(\s*answers\b")
 _ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
 DEFAULT_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -139,6 +141,15 @@ def strip_solution(source: str, where: str, markdown: bool = False) -> str:
     return "\n".join(out)
 
 
+def judge_code(source: str) -> str:
+    """The judge's part of a tests cell: its hidden region(s), markers left out."""
+    lines = source.split("\n")
+    out: list[str] = []
+    for b, e, _ in find_regions(source, "HIDDEN TESTS", "<tests cell>"):
+        out.extend(lines[b + 1:e])
+    return textwrap.dedent("\n".join(out))
+
+
 def strip_hidden(source: str, where: str) -> str:
     """*source* without its hidden-test regions (markers included)."""
     regions = find_regions(source, "HIDDEN TESTS", where)
@@ -175,6 +186,13 @@ class TestCell:
     @property
     def name(self) -> str:
         return f"{self.question}: {self.title}" if self.title else self.id
+
+    @property
+    def judged(self) -> bool:
+        """Its hidden tests are judge code (``def test_...(answers):`` functions), run by the judge
+        in a process of its own; otherwise they run in the kernel (see docs/grading.md)."""
+        lines = self.source.split("\n")
+        return any(i in self.hidden and _JUDGE_TEST.match(line) for i, line in enumerate(lines, 1))
 
 
 @dataclass
@@ -285,6 +303,12 @@ def parse_solution(nb, path: os.PathLike | str | None = None, exercise: bool = F
                 raise GradingError(f"{cw}: 'title' must be a string, not {title!r}")
             tests.append(TestCell(cid, q, pts, title, i, src, hidden_lines(src, cw),
                                   hidden_removed=bool(meta.get("hidden"))))
+            if tests[-1].judged:
+                try:
+                    compile(judge_code(src), cw, "exec")
+                except SyntaxError as e:
+                    raise GradingError(f"{cw}: the hidden tests (judge code) do not compile: line "
+                                       f"{e.lineno} of the hidden part: {e.msg}") from None
         else:
             raise GradingError(f"{cw}: memlab cell 'kind' must be '{ANSWER}' or '{TESTS}', not {kind!r}")
     if not answers and not tests:

@@ -54,6 +54,7 @@ class Session:
         self.tampered: dict[str, list[str]] = {}      # question -> what its answers replaced
         self.done: list[str] = []                      # student code that completed (replayed on restart)
         self.gave_up = ""
+        self.judge = None                              # the judge process (.calls.JudgeRun), if any
 
     # ------------------------------------------------------------------------------------ helpers
     def left(self) -> float:
@@ -74,9 +75,23 @@ class Session:
         return self._exec(code, silent=True, store_history=False, tracebacks=False)
 
     def start(self) -> None:
-        """Start the kernel and set up the guard in it (before any student cell)."""
+        """Start the judge (if tests need it) and the kernel, and set up the guard in the kernel
+        (before any student cell)."""
+        judged = [t for t in self.sol.tests if t.judged]
+        if judged:
+            self._judge(judged).spawn()
         self.kernel.start()
         self._setup_guard()
+
+    def _judge(self, tests: list[TestCell]):
+        from .calls import JudgeRun
+        self.judge = JudgeRun(self, tests)
+        return self.judge
+
+    def close(self) -> None:
+        """End the judge process, if it still runs."""
+        if self.judge is not None:
+            self.judge.close()
 
     def _setup_guard(self) -> None:
         r = self.kernel.execute(setup_code(self.rlimits, self.sol.forbid), timeout=max(30.0, self.timeout), silent=True,
@@ -129,6 +144,7 @@ class Session:
     # ------------------------------------------------------------------------------------- the run
     def run(self, steps: list[Step]) -> None:
         """Run the plan's steps (see :func:`memlab.grading.plan.plan`), then total the scores."""
+        judged: list[TestCell] = []
         for kind, item in steps:
             if self.gave_up:
                 break
@@ -139,10 +155,22 @@ class Session:
                 break
             if kind == "cell":
                 self._run_cell(item)
+            elif kind == "test" and item.judged:
+                judged.append(item)           # run by the judge, after every other step
             elif kind == "test":
                 self._run_test(item)
             else:  # pragma: no cover  (plan() makes only these two kinds)
                 raise ValueError(f"unknown step kind {kind!r}")
+        if judged and not self.gave_up and self.left() > 0:
+            run = self.judge or self._judge(judged)
+            results = run.run()
+            missing = [t for t in judged if t.id not in results]
+            if missing and not self.gave_up:
+                why = ("the total time limit passed" if self.left() <= 0 else
+                       "the grader's judge stopped (a problem in the solution or the grader)")
+                self.notes.append(f"{why}; {len(missing)} tests cell(s) were not judged")
+                if run.stderr.strip() and self.left() > 0:
+                    self.notes.append("the judge said: " + clip(run.stderr.strip()[-2000:], 2000))
         for t in self.tests.values():
             if t.status == "not run":
                 t.output = self.gave_up or "not run"
@@ -193,6 +221,22 @@ class Session:
             self.notes.append(clip(c.evalue, 1000) + "; it was put back")
         elif self.kernel.needs_restart:
             self.recover(f"{label}: the kernel stopped answering")
+
+    def judged(self, test_id: str, msg: dict) -> None:
+        """Score a tests cell from the judge's verdict (see :mod:`.judge`)."""
+        import json
+        test = next(t for t in self.sol.tests if t.id == test_id)
+        res = self.tests[test_id]
+        checks = [[str(n), float(p), bool(ok), str(m), True] for n, p, ok, m in msg.get("checks", [])]
+        error = msg.get("error")
+        if not checks:
+            res.status = "passed" if error is None else "failed (hidden tests)"
+            res.score = test.points if error is None else 0.0
+            out = error or ""
+        else:
+            out = self._score_checks(res, test, json.dumps({"checks": checks, "error": error}))
+        res.output = clip(out, TEST_OUTPUT_LIMIT)
+        self._report(test.question)
 
     @staticmethod
     def _score_checks(res: TestResult, test: TestCell, payload: str) -> str:

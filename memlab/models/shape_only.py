@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import MemlabError
 from ..graph import Node, Op, add, placeholder, topo_order
+from ..graph.plain import register_op_family
 
 _OPS: dict[tuple, "ShapeOnly"] = {}
 
@@ -291,3 +292,17 @@ def mlp2_fused(batch: int = 64, n_in: int = 784, hidden: int = 256, n_out: int =
     (dx,) = gradients(prob, [x], grad_y=label)
     return {"input": x, "label": label, "loss": loss, "softmax": prob, "input_grad": dx,
             "outputs": [loss, dx]}
+
+
+def _spec(op: Op) -> tuple | None:
+    return (op.name, op.inplace_ok, op.saves, op.grad_inplace) if isinstance(op, ShapeOnly) else None
+
+
+def _make(spec: object) -> ShapeOnly:
+    name, inplace, saves, grad_inplace = spec  # type: ignore[misc]
+    if not isinstance(name, str) or saves not in ("inputs", "output", "both", "none"):
+        raise ValueError(f"not a shape-only op's parameters: {spec!r:.80}")
+    return shape_op(name, bool(inplace), saves, bool(grad_inplace))
+
+
+register_op_family("shape_only", _spec, _make)   # a shape-only graph crosses as plain data too

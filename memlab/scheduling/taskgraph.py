@@ -134,6 +134,32 @@ class TaskGraph:
         g.topological_order()
         return g
 
+    def to_plain(self) -> dict:
+        """The graph as plain data (its tasks in order, each task's duration and memory, the edges
+        with their sizes), for another process; :meth:`from_plain` rebuilds it."""
+        return {"tasks": list(self.tasks), "duration": [self.duration[t] for t in self.tasks],
+                "memory": [self.memory[t] for t in self.tasks],
+                "edges": [(u, v, s) for (u, v), s in self.size.items()]}
+
+    @classmethod
+    def from_plain(cls, data: dict) -> "TaskGraph":
+        """The graph :meth:`to_plain` wrote, rebuilt with :meth:`add_task` and :meth:`add_edge`
+        (which check every task, size and edge)."""
+        if not isinstance(data, dict) or set(data) != {"tasks", "duration", "memory", "edges"}:
+            raise TreeError(f"a plain task graph is a dict with 'tasks', 'duration', 'memory' and "
+                            f"'edges', not {str(data)[:80]}")
+        tasks, durations, memory = list(data["tasks"]), list(data["duration"]), list(data["memory"])
+        if not len(tasks) == len(durations) == len(memory):
+            raise TreeError("a plain task graph needs one duration and one memory per task")
+        g = cls()
+        for t, d, m in zip(tasks, durations, memory):
+            g.add_task(t, d, m)
+        for e in data["edges"]:
+            if len(e) != 3:
+                raise TreeError(f"an edge is (u, v, size), not {str(e)[:60]}")
+            g.add_edge(*e)
+        return g
+
     def out_size(self, t: Task) -> float:
         """Total size of the data ``t`` produces."""
         return sum(self.size[(t, v)] for v in self.succ[t])

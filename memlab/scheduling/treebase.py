@@ -89,6 +89,17 @@ class Tree:
     def __repr__(self) -> str:
         return f"Tree(n={self.n}, root={self.root})"
 
+    def to_plain(self) -> dict:
+        """The tree as plain data (lists of numbers), for another process; :meth:`from_plain` rebuilds it."""
+        return {"parent": list(self.parent), "f": list(self.f), "m": list(self.m)}
+
+    @classmethod
+    def from_plain(cls, data: dict) -> "Tree":
+        """The tree :meth:`to_plain` wrote, rebuilt (and checked) by the constructor."""
+        if not isinstance(data, dict) or set(data) != {"parent", "f", "m"}:
+            raise TreeError(f"a plain tree is a dict with 'parent', 'f' and 'm', not {str(data)[:80]}")
+        return cls(data["parent"], data["f"], data["m"])
+
     def memreq(self, i: int) -> float:
         """MemReq(i) = sum of children's f + m_i + f_i (seed 002, "Notations")."""
         return sum(self.f[c] for c in self.children[i]) + self.m[i] + self.f[i]

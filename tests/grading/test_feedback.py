@@ -3,7 +3,8 @@ purpose, names what went wrong but never the expected answer (issue 19, item 6).
 
 Expected values in hidden tests are bound to names that start with ``want`` (docs/grading.md).  For
 each assertion of a tests cell that is hidden (or inside a helper the hidden tests call), a variant of
-the cell replaces every ``want*`` value by a look-alike made of marker values (731902467, 7319.02467,
+the cell (for judge code: of its hidden part, which runs in the judge) replaces every ``want*`` value
+by a look-alike made of marker values (731902467, 7319.02467,
 "W4NTTOKEN"), forces that assertion to fail and lets every other assertion pass.  The solution's
 answers are then graded with these variants: each must report a hidden test failure, and no marker may
 reach the feedback.
@@ -19,7 +20,7 @@ import pytest
 
 from memlab.grading import grade
 from memlab.grading.authoring import tests as tests_cell
-from memlab.grading.notebook import KEY, load_solution, notebook_bytes
+from memlab.grading.notebook import KEY, judge_code, load_solution, notebook_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted(p.stem for p in (ROOT / "solutions").glob("*.ipynb"))
@@ -99,8 +100,12 @@ def _variants(exercise: str, tmp_path: Path):
     for t in sol.tests:
         if not t.hidden:
             continue
-        for k in _candidates(t.source, t.hidden):
-            tree = _Variant(k).visit(ast.parse(t.source))
+        # judge code (the hidden part only: it runs in the judge) or, not yet converted, the whole
+        # cell in the kernel
+        source = judge_code(t.source) if t.judged else t.source
+        hidden = set(range(1, source.count("\n") + 2)) if t.judged else t.hidden
+        for k in _candidates(source, hidden):
+            tree = _Variant(k).visit(ast.parse(source))
             src = PERTURB + ast.unparse(ast.fix_missing_locations(tree))
             vid = f"{t.id}_v{k}"
             cell = tests_cell(vid, t.question, 1, "### BEGIN HIDDEN TESTS\n" + src + "\n### END HIDDEN TESTS")

@@ -1,0 +1,336 @@
+"""The kernel side of the judge: serve the grader's calls of the student's answers.
+
+After the student's cells ran, the grader runs ``serve(port, token)`` in the student's kernel: it
+connects to the grader on ``127.0.0.1:port`` (presenting *token*) and answers requests until told
+to stop.  A request names an answer (a name in the notebook's namespace, or a method of an object
+an earlier call returned), its arguments as plain data (:mod:`.codec`; graphs as node records,
+rebuilt with memlab's constructors by :func:`memlab.graph.plain.from_plain`) and the library
+functions refused during the call (:func:`memlab.testing.forbid`).  The reply is the result as
+plain data: nodes the request sent come back as their keys, new nodes as records, and any object
+that is not plain stays here behind a handle (its methods and attributes are served too).
+
+Nothing here decides anything: this runs in the student's process, which can change all of it.  The
+verdict is the judge's (:mod:`.judge`), computed from these replies in a process no student code
+runs in.  Frames are a 4-byte big-endian length, then that many bytes of codec text.
+"""
+from __future__ import annotations
+
+import io
+import socket
+import struct
+import sys
+import traceback
+from typing import Any
+
+try:
+    from .codec import CodecError, decode, encode, to_wire
+except ImportError:          # loaded as a file in the student's kernel (see calls.serve_code)
+    _c = sys.modules["_memlab_codec"]
+    CodecError, decode, encode, to_wire = _c.CodecError, _c.decode, _c.encode, _c.to_wire
+
+MAX_FRAME = 64 << 20
+TRACE_LINES = 4
+
+
+def send_frame(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(struct.pack(">I", len(data)) + data)
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes | None:
+    parts, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def recv_frame(sock: socket.socket, limit: int = MAX_FRAME) -> bytes | None:
+    """One frame, or None at the end of the stream; ValueError for a frame over *limit*."""
+    head = recv_exact(sock, 4)
+    if head is None:
+        return None
+    (n,) = struct.unpack(">I", head)
+    if n > limit:
+        raise ValueError(f"a frame of {n:,} bytes is over the limit of {limit:,}")
+    return recv_exact(sock, n)
+
+
+#: memlab's structures that cross as plain data, by kind: (module, class names); each is rebuilt on
+#: the other side with its own ``from_plain`` (chain actions with ``action_from_plain``).
+STRUCTURES = {"tree": ("memlab.scheduling.treebase", ("Tree",)),
+              "taskgraph": ("memlab.scheduling.taskgraph", ("TaskGraph",)),
+              "hetero_chain": ("memlab.checkpoint.hetero", ("HeteroChain",)),
+              "action": ("memlab.checkpoint.chain", ("Forward", "Backward", "Free"))}
+
+
+def structure_to_plain(x: Any) -> tuple[str, Any] | None:
+    """``(kind, plain data)`` for one of memlab's structures (:data:`STRUCTURES`), else None."""
+    t = type(x)
+    for kind, (module, names) in STRUCTURES.items():
+        m = sys.modules.get(module)
+        if m is not None and t.__name__ in names and getattr(m, t.__name__, None) is t:
+            return kind, (m.action_to_plain(x) if kind == "action" else x.to_plain())
+    return None
+
+
+def structure_from_plain(kind: Any, data: Any) -> Any:
+    """The structure :func:`structure_to_plain` wrote, rebuilt with memlab's constructors."""
+    import importlib
+    if kind not in STRUCTURES:
+        raise CodecError(f"unknown structure {str(kind)[:40]!r}")
+    module, names = STRUCTURES[kind]
+    m = importlib.import_module(module)
+    return m.action_from_plain(data) if kind == "action" else getattr(m, names[0]).from_plain(data)
+
+
+class _Ref:
+    """A key of the other side's table (a node or a handle), resolved after the records are built."""
+    __slots__ = ("kind", "key")
+
+    def __init__(self, kind: str, key: Any) -> None:
+        self.kind, self.key = kind, key
+
+
+def _student_frames(tb) -> list[str]:
+    """The student's own frames of a traceback (notebook cells; not memlab, not the interpreter)."""
+    import os
+    import sysconfig
+    skip = {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            skip.add(sysconfig.get_paths()[key])
+        except KeyError:
+            pass
+    out = []
+    for f in traceback.extract_tb(tb):
+        name = f.filename or ""
+        if any(name.startswith(p) for p in skip) or name.startswith("<frozen"):
+            continue
+        out.append(f"{f.name}, line {f.lineno}: {(f.line or '').strip()[:200]}")
+    return out[-TRACE_LINES:]
+
+
+class Server:
+    """The tables of one kernel's life: nodes by key, objects behind handles."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.ns = namespace
+        self.nodes: dict[Any, Any] = {}       # key -> Node
+        self.key_of: dict[int, Any] = {}      # id(Node) -> key
+        self.handles: dict[int, Any] = {}
+        self.handle_of: dict[int, int] = {}
+        self.fresh = 0
+        self.armed: tuple = ()
+        self.ctx = None
+
+    # ----------------------------------------------------------------------------------- decoding
+    def _args(self, req: dict) -> tuple[list, dict]:
+        from types import SimpleNamespace
+
+        from memlab.graph.plain import from_plain
+        records = [r for r in req.get("graph", []) if r["key"] not in self.nodes]
+        self.nodes = from_plain(records, self.nodes)
+        for k, n in self.nodes.items():
+            self.key_of[id(n)] = k
+
+        def resolve(x: Any) -> Any:
+            t = type(x)
+            if t is _Ref:
+                if x.kind == "node":
+                    return self.nodes[x.key]
+                if x.kind == "handle":
+                    return self.handles[x.key]
+                raise ValueError(f"unknown reference {x.kind!r}")
+            if t is list:
+                return [resolve(v) for v in x]
+            if t is tuple:
+                return tuple(resolve(v) for v in x)
+            if t is dict:
+                return {resolve(k): resolve(v) for k, v in x.items()}
+            if t is set:
+                return {resolve(v) for v in x}
+            if t is SimpleNamespace:
+                return SimpleNamespace(**{k: resolve(v) for k, v in vars(x).items()})
+            return x
+        return resolve(req.get("args", [])), resolve(req.get("kwargs", {}))
+
+    @staticmethod
+    def _ext_in(kind: str, payload: Any) -> Any:
+        from types import SimpleNamespace
+        if kind in ("node", "handle"):
+            return _Ref(kind, payload)
+        if kind == "ns" and type(payload) is dict:
+            return SimpleNamespace(**{str(k): v for k, v in payload.items()})
+        if kind == "obj" and type(payload) is tuple and len(payload) == 2:
+            return structure_from_plain(*payload)
+        raise CodecError(f"unknown extension {kind!r}")
+
+    # ----------------------------------------------------------------------------------- encoding
+    def _encode(self, value: Any) -> str:
+        from memlab.graph import Node
+        from memlab.graph.plain import to_plain
+        new_nodes: list = []
+        new_ids: set = set()
+        handles: dict = {}
+
+        def ext(x: Any) -> tuple[str, Any] | None:
+            if isinstance(x, Node):
+                k = self.key_of.get(id(x))
+                if k is None:
+                    k = self._new_key(x)
+                    new_nodes.append(x)
+                    new_ids.add(id(x))
+                return "node", k
+            known = structure_to_plain(x)
+            if known is not None:
+                return "obj", known
+            for base in (bool, int, float, str):
+                if isinstance(x, base):
+                    return "plain", base(x)
+            for base, make in ((list, list), (tuple, tuple), (dict, dict), (set, set), (frozenset, set)):
+                if isinstance(x, base):
+                    return "plain", make(x)
+            h = self.handle_of.get(id(x))
+            if h is None:
+                h = len(self.handles) + 1
+                self.handles[h], self.handle_of[id(x)] = x, h
+            kind = type(x)
+            methods = sorted(n for n in dir(kind) if not n.startswith("_") and callable(getattr(kind, n, None)))
+            handles[h] = (str(getattr(kind, "__name__", "object"))[:100], methods[:200], callable(x))
+            return "handle", h
+
+        wire = to_wire(value, ext)
+        records: list = []
+        if new_nodes:
+            # the records of the new nodes, and of the nodes they read that the judge has not seen
+            known = {n: k for k, n in self.nodes.items() if id(n) not in new_ids}
+            records, _ = to_plain(new_nodes, known,
+                                  new_key=lambda n: self.key_of.get(id(n)) or self._new_key(n))
+        import json
+        return json.dumps({"$d": [["ok", wire], ["graph", to_wire(records)],
+                                  ["handles", to_wire(handles)]]}, separators=(",", ":"))
+
+    def _new_key(self, n: Any) -> str:
+        self.fresh += 1
+        k = f"k{self.fresh}"
+        self.nodes[k], self.key_of[id(n)] = n, k
+        return k
+
+    # ----------------------------------------------------------------------------------- serving
+    def _arm(self, targets: tuple) -> None:
+        if targets == self.armed:
+            return
+        self._disarm()
+        if targets:
+            from memlab.testing import forbid
+            ctx = forbid(*targets)
+            ctx.__enter__()
+            self.ctx = ctx
+        self.armed = targets
+
+    def _disarm(self) -> None:
+        ctx, self.ctx, self.armed = self.ctx, None, ()
+        if ctx is not None:
+            try:
+                ctx.__exit__(None, None, None)
+            except Exception:  # noqa: BLE001
+                pass
+
+    def handle(self, text: bytes) -> bytes:
+        try:
+            req = decode(text, self._ext_in)
+            args, kwargs = self._args(req)
+            targets = tuple(str(t) for t in req.get("forbid", ()))
+            op = req["op"]
+            if op == "call":
+                if req.get("handle") is not None:
+                    obj = self.handles[req["handle"]]
+                    method = req.get("method")
+                    fn = obj if method is None else (lambda: list(obj)) if method == "__list__" \
+                        else getattr(obj, method)
+                else:
+                    name = req["name"]
+                    if name not in self.ns:
+                        raise NameError(f"name {name!r} is not defined in your notebook")
+                    fn = self.ns[name]
+            elif op == "getattr":
+                fn = None
+            else:
+                raise ValueError(f"unknown request {op!r}")
+        except Exception as e:  # noqa: BLE001  (a request this kernel cannot serve)
+            return self._fail("the grader's request could not be served here", e)
+        try:
+            self._arm(targets)
+            if op == "getattr":
+                result = getattr(self.handles[req["handle"]], req["name"])
+            elif req.get("probe") == "cuda":          # counted here, in the student's process
+                from memlab.testing import cuda_probe
+                with cuda_probe() as probe:
+                    result = fn(*args, **kwargs)
+                result = (result, {"launches": dict(probe["launches"]),
+                                   "shared_reads": int(probe["shared_reads"])})
+            else:
+                result = fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001  (what the answer raised is part of its result)
+            return self._raised(e)
+        try:
+            return self._encode(result).encode("utf-8")
+        except Exception as e:  # noqa: BLE001
+            return self._fail("what your answer returned cannot be sent to the grader", e)
+
+    def _raised(self, e: BaseException) -> bytes:
+        try:
+            msg = str(e)[:2000]
+        except Exception:  # noqa: BLE001  (a __str__ that raises)
+            msg = ""
+        kinds = [k.__name__ for k in type(e).__mro__ if k.__module__ == "builtins"][:1]
+        out = {"raised": (type(e).__name__[:100], kinds[0] if kinds else "Exception", msg,
+                          _student_frames(e.__traceback__))}
+        return encode(out).encode("utf-8")
+
+    def _fail(self, what: str, e: BaseException) -> bytes:
+        try:
+            msg = f"{type(e).__name__}: {str(e)[:500]}"
+        except Exception:  # noqa: BLE001
+            msg = type(e).__name__
+        return encode({"failed": f"{what} ({msg})"}).encode("utf-8")
+
+
+def serve(port: int, token: str, namespace: dict | None = None) -> None:
+    """Connect to the grader and answer its requests until it says ``bye`` or goes away."""
+    if namespace is None:
+        namespace = vars(sys.modules["__main__"])
+    sock = socket.create_connection(("127.0.0.1", int(port)), timeout=30)
+    sock.settimeout(None)
+    sock.sendall(token.encode("ascii") + b"\n")
+    server = Server(namespace)
+    guard = [c for c in object.__subclasses__() if c.__name__ == "_MemlabGuard"]
+    if guard:
+        guard[0].disarm()            # each call arms the refusals it names
+    out, err = sys.stdout, sys.stderr
+    sink = io.StringIO()
+    sys.stdout = sys.stderr = sink   # what answers print while they are graded goes nowhere
+    try:
+        while True:
+            try:
+                frame = recv_frame(sock)
+                if frame is None or frame == b"bye":
+                    break
+                seq, body = frame[:8], frame[8:]
+                reply = server.handle(body)
+            except KeyboardInterrupt:
+                seq, reply = locals().get("seq", b"\0" * 8), b'{"$d":[["interrupted",true]]}'
+            if sink.tell() > 1 << 16:
+                sink.seek(0)
+                sink.truncate()
+            send_frame(sock, seq + reply)
+    finally:
+        sys.stdout, sys.stderr = out, err
+        server._disarm()
+        sock.close()
+        if guard:
+            guard[0].arm()
+

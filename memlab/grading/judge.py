@@ -1,0 +1,408 @@
+"""The judge: the process that runs a solution's hidden tests and computes the verdicts.
+
+``memlab grade`` starts it as a fresh interpreter (``python -I``) of its own; no student code ever
+runs in it.  It gets the hidden tests of the tests cells (the code between ``### BEGIN HIDDEN
+TESTS`` and ``### END HIDDEN TESTS``), runs every ``test_*(answers)`` function they define, and
+sends back, per tests cell, the checks (name, points, passed, feedback) and any error outside them.
+
+``answers`` reaches the student's answers in their kernel only through the grader: ``answers.f(x)``
+sends *x* as plain data (:mod:`.codec`; graphs as node records), the kernel calls ``f`` there (under
+:func:`memlab.testing.forbid` of the notebook's ``forbid`` list and the cell's ``FORBID``) and the
+result comes back as plain data: the nodes the test sent come back as the same objects, new nodes
+are rebuilt here with memlab's constructors, and objects that are not plain stay in the kernel
+behind a :class:`Handle` whose methods and attributes are served the same way.  Hidden inputs come
+from ``answers.rng`` (or ``answers.seed()``), drawn from a secret this process makes with
+:func:`os.urandom` for every grade.  What the kernel sends is decoded strictly; nothing in it is
+ever run.
+
+Frames on stdin/stdout: a 4-byte big-endian length, then JSON.
+"""
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import struct
+import sys
+import traceback
+import zlib
+from types import SimpleNamespace
+from typing import Any, BinaryIO, Callable
+
+try:
+    from .callserver import Server, structure_from_plain, structure_to_plain
+    from .codec import CodecError, decode, to_wire
+except ImportError:          # started as a file by the grader (see calls.BOOT), not through the package
+    _c, _s = sys.modules["_memlab_codec"], sys.modules["_memlab_callserver"]
+    CodecError, decode, to_wire = _c.CodecError, _c.decode, _c.to_wire
+    Server, structure_from_plain, structure_to_plain = _s.Server, _s.structure_from_plain, \
+        _s.structure_to_plain
+
+FEEDBACK_LIMIT = 2_000
+
+
+class AnswerRaised(Exception):
+    """The student's answer raised (in their kernel); ``kind`` is its class name, ``trace`` the
+    student's own frames."""
+
+    def __init__(self, kind: str, message: str, trace: list[str]) -> None:
+        super().__init__(message)
+        self.kind, self.message, self.trace = kind, message, trace
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class CallFailed(Exception):
+    """A call of the student's answer that gave no result: over its time limit, a dead kernel, a
+    result that is not plain data."""
+
+
+_RAISED: dict[tuple[str, str], type] = {}
+
+
+def _raised_class(kind: str, base: str) -> type:
+    """A class for what the answer raised: named like it, and a subclass of the built-in exception it
+    derives from, so ``except ValueError`` in a test catches an answer's ``ValueError``."""
+    b = getattr(builtins, base, None)
+    if not (isinstance(b, type) and issubclass(b, Exception)) or b is Exception:
+        b = None
+    key = (kind, b.__name__ if b else "")
+    if key not in _RAISED:
+        bases = (AnswerRaised, b) if b is not None else (AnswerRaised,)
+        _RAISED[key] = type(kind if kind.isidentifier() else "Error", bases, {"__init__": AnswerRaised.__init__,
+                                                                               "__str__": AnswerRaised.__str__})
+    return _RAISED[key]
+
+
+# ------------------------------------------------------------------------------------ the channel
+class Channel:
+    """Frames to and from the grader (stdin/stdout of this process)."""
+
+    def __init__(self, fin: BinaryIO, fout: BinaryIO) -> None:
+        self.fin, self.fout, self.seq = fin, fout, 0
+
+    def send(self, obj: dict) -> None:
+        data = json.dumps(obj, separators=(",", ":")).encode("utf-8")
+        self.fout.write(struct.pack(">I", len(data)) + data)
+        self.fout.flush()
+
+    def recv(self) -> dict:
+        head = self.fin.read(4)
+        if len(head) < 4:
+            raise SystemExit(0)               # the grader went away
+        (n,) = struct.unpack(">I", head)
+        return json.loads(self.fin.read(n).decode("utf-8"))
+
+    def call(self, body: str) -> str:
+        """Send one request to the kernel (through the grader); its reply's text."""
+        self.seq += 1
+        self.send({"t": "call", "seq": self.seq, "body": body})
+        while True:
+            msg = self.recv()
+            if msg.get("t") == "reply" and msg.get("seq") == self.seq:
+                break
+        if "fail" in msg:
+            raise CallFailed(str(msg["fail"]))
+        return str(msg["body"])
+
+
+# ------------------------------------------------------------------------------------ the answers
+class _Ref:
+    __slots__ = ("kind", "key")
+
+    def __init__(self, kind: str, key: Any) -> None:
+        self.kind, self.key = kind, key
+
+
+class Session:
+    """The node table shared with the kernel (keys both sides use) and the handles it made."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.nodes: dict[Any, Any] = {}
+        self.key_of: dict[int, Any] = {}
+        self.next = 0
+        self.handles: dict[int, Handle] = {}
+
+    def key(self, node: Any) -> Any:
+        k = self.key_of.get(id(node))
+        if k is None:
+            self.next += 1
+            k = self.next
+            self.nodes[k], self.key_of[id(node)] = node, k
+        return k
+
+    def request(self, fields: dict, args: tuple = (), kwargs: dict | None = None) -> Any:
+        from memlab.graph import Node
+        from memlab.graph.plain import to_plain
+        nodes: list = []
+
+        def ext(x: Any) -> tuple[str, Any] | None:
+            if isinstance(x, Node):
+                nodes.append(x)
+                return "node", self.key(x)
+            if isinstance(x, Handle):
+                return "handle", x._h
+            if isinstance(x, SimpleNamespace):
+                return "ns", dict(vars(x))
+            known = structure_to_plain(x)
+            return None if known is None else ("obj", known)
+
+        wire_args = to_wire(list(args), ext)
+        wire_kwargs = to_wire(dict(kwargs or {}), ext)
+        records, _ = to_plain(list({id(n): n for n in nodes}.values()), new_key=self.key)
+        items = [[k, to_wire(v)] for k, v in fields.items()]
+        items += [["args", wire_args], ["kwargs", wire_kwargs], ["graph", to_wire(records)]]
+        reply = self.channel.call(json.dumps({"$d": items}, separators=(",", ":")))
+        return self._reply(reply)
+
+    def _reply(self, text: str) -> Any:
+        from memlab.graph.plain import from_plain
+
+        def ext(kind: str, payload: Any) -> Any:
+            if kind in ("node", "handle"):
+                return _Ref(kind, payload)
+            if kind == "plain":
+                return payload
+            if kind == "obj" and type(payload) is tuple and len(payload) == 2:
+                return structure_from_plain(*payload)
+            raise CodecError(f"unknown extension {kind[:30]!r}")
+        try:
+            msg = decode(text, ext)
+        except CodecError as e:
+            raise CallFailed(f"your answer's result is not plain data the grader can read ({e})") from None
+        if not isinstance(msg, dict):
+            raise CallFailed("the kernel's reply is not a reply")
+        if "interrupted" in msg:
+            raise CallFailed("your answer was interrupted (KeyboardInterrupt)")
+        if "failed" in msg:
+            raise CallFailed(str(msg["failed"])[:FEEDBACK_LIMIT])
+        if "raised" in msg:
+            kind, base, message, trace = msg["raised"]
+            raise _raised_class(str(kind)[:100], str(base))(str(kind)[:100], str(message)[:FEEDBACK_LIMIT],
+                                                           [str(t)[:300] for t in list(trace)[:8]])
+        try:
+            graph = [r for r in msg.get("graph", []) if r.get("key") not in self.nodes]
+            self.nodes = from_plain(graph, self.nodes)
+            for k, n in self.nodes.items():
+                self.key_of.setdefault(id(n), k)
+            info = msg.get("handles", {})
+            return self._resolve(msg["ok"], info)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise CallFailed(f"your answer's result cannot be read back ({type(e).__name__}: {e})") from None
+        except Exception as e:  # noqa: BLE001  (GraphError and friends: a graph memlab cannot rebuild)
+            raise CallFailed(f"your answer returned a graph memlab cannot rebuild ({e})") from None
+
+    def _resolve(self, x: Any, info: dict) -> Any:
+        t = type(x)
+        if t is _Ref:
+            if x.kind == "node":
+                return self.nodes[x.key]
+            h = self.handles.get(x.key)
+            if h is None:
+                name, methods, is_callable = info.get(x.key, ("object", [], False))
+                h = self.handles[x.key] = Handle(self, x.key, str(name), set(methods), bool(is_callable))
+            return h
+        if t is list:
+            return [self._resolve(v, info) for v in x]
+        if t is tuple:
+            return tuple(self._resolve(v, info) for v in x)
+        if t is dict:
+            return {self._resolve(k, info): self._resolve(v, info) for k, v in x.items()}
+        if t is set:
+            return {self._resolve(v, info) for v in x}
+        return x
+
+
+class Handle:
+    """An object of the student's that stays in their kernel: its methods are called there, its
+    attributes fetched as plain data."""
+
+    def __init__(self, session: Session, h: int, kind: str, methods: set, is_callable: bool) -> None:
+        object.__setattr__(self, "_s", session)
+        object.__setattr__(self, "_h", h)
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_methods", methods)
+        object.__setattr__(self, "_callable", is_callable)
+        object.__setattr__(self, "_forbid", ())
+
+    def _call(self, method: str | None, args: tuple, kwargs: dict) -> Any:
+        return self._s.request({"op": "call", "handle": self._h, "method": method,
+                                "forbid": list(self._forbid)}, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in self._methods:
+            return lambda *a, **k: self._call(name, a, k)
+        return self._s.request({"op": "getattr", "handle": self._h, "name": name,
+                                "forbid": list(self._forbid)})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(None, args, kwargs)
+
+    def __len__(self) -> int:
+        return int(self._call("__len__", (), {}))
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._call("__getitem__", (key,), {})
+
+    def __iter__(self) -> Any:
+        return iter(self._call("__list__", (), {}))
+
+    def __contains__(self, key: Any) -> bool:
+        return bool(self._call("__contains__", (key,), {}))
+
+    def __repr__(self) -> str:
+        return f"<your {self._kind} object>"
+
+
+class Answers:
+    """The student's answers, as hidden tests see them: ``answers.topo_sort(outputs)`` calls the
+    notebook's ``topo_sort`` in the student's kernel.  ``answers.forbid(*names)`` is a view whose
+    calls also refuse these library functions; ``answers.rng`` is a random generator drawn from this
+    grade's secret (fresh for every test function), ``answers.seed(*salt)`` an integer from it."""
+
+    def __init__(self, session: Session, forbid: tuple[str, ...], secret: int, salt: str) -> None:
+        import numpy as np
+        self._session, self._forbid, self._secret, self._salt = session, tuple(forbid), secret, salt
+        self.rng = np.random.default_rng([secret, zlib.crc32(salt.encode())])
+
+    def seed(self, *salt: object) -> int:
+        """An integer for a hidden input (a random graph's seed), from this grade's secret."""
+        return int(zlib.crc32(repr((self._secret, self._salt, salt)).encode()) * 7919 + self._secret % 104729)
+
+    def forbid(self, *targets: str) -> "Answers":
+        view = Answers.__new__(Answers)
+        view.__dict__.update(self.__dict__)
+        view._forbid = self._forbid + tuple(targets)
+        return view
+
+    def cuda_probe(self) -> "Answers":
+        """A view whose calls run under :func:`memlab.testing.cuda_probe` in the kernel and return
+        ``(result, {"launches": {kernel name: count}, "shared_reads": n})``: counts taken in the
+        student's process, a kernel-side property (see docs/grading.md, the trust model)."""
+        view = Answers.__new__(Answers)
+        view.__dict__.update(self.__dict__)
+        view._probe = "cuda"
+        return view
+
+    _probe = None
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        session, targets, probe = self._session, self._forbid, self._probe
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            fields = {"op": "call", "name": name, "forbid": list(targets)}
+            if probe:
+                fields["probe"] = probe
+            result = session.request(fields, args, kwargs)
+            for h in _handles_in(result):
+                object.__setattr__(h, "_forbid", targets)
+            return result
+        call.__name__ = name
+        return call
+
+
+def _handles_in(x: Any) -> list[Handle]:
+    if isinstance(x, Handle):
+        return [x]
+    if isinstance(x, (list, tuple, set)):
+        return [h for v in x for h in _handles_in(v)]
+    if isinstance(x, dict):
+        return [h for v in x.values() for h in _handles_in(v)]
+    return []
+
+
+# ------------------------------------------------------------------------------------ the verdicts
+def feedback(e: BaseException) -> str:
+    """What a student may see of a failed hidden check: the author's message, what the answer
+    raised (with the student's own frames), never a line of the hidden test."""
+    if isinstance(e, AnswerRaised):
+        what = f"your answer raised {e.kind}" + (f": {e.message}" if e.message else "")
+        if e.trace:
+            what += "\n  in your code:\n    " + "\n    ".join(e.trace)
+    elif isinstance(e, CallFailed):
+        what = str(e)
+    else:
+        try:
+            what = "".join(traceback.format_exception_only(type(e), e)).strip()
+        except Exception:  # noqa: BLE001
+            what = type(e).__name__
+    if len(what) > FEEDBACK_LIMIT:
+        what = what[:FEEDBACK_LIMIT] + " ... [clipped]"
+    return "a hidden test failed: " + what
+
+
+def run_cell(session: Session, test: dict, forbid: tuple[str, ...], secret: int) -> dict:
+    """Run one tests cell's ``test_*`` functions; its checks and any error outside them."""
+    from memlab import testing
+    ns: dict = {"__name__": f"memlab_judge_{test['id']}", "__builtins__": builtins}
+    try:
+        exec(compile(test["code"], f"<hidden tests {test['id']}>", "exec"), ns)  # noqa: S102 (the solution's)
+    except Exception as e:  # noqa: BLE001
+        return {"checks": [], "error": f"the hidden tests could not be loaded (a problem in the solution: "
+                                       f"{type(e).__name__}: {e})"}
+    tests = [v for k, v in ns.items() if k.startswith("test_") and callable(v)]
+    if not tests:
+        return {"checks": [], "error": "the hidden tests define no test_* function (a problem in the solution)"}
+    targets = tuple(forbid) + tuple(str(t) for t in ns.get("FORBID", ()))
+    checks: list = []
+    error = None
+    for fn in tests:
+        answers = Answers(session, targets, secret, f"{test['id']}/{fn.__name__}")
+        testing._JUDGE_CHECKS = recorded = []
+        try:
+            fn(answers)
+        except Exception as e:  # noqa: BLE001  (every failure is a verdict)
+            error = error or feedback(e)
+        finally:
+            testing._JUDGE_CHECKS = None
+        checks += [[name, points, err is None, "" if err is None else feedback(err)]
+                   for name, points, err in recorded]
+    return {"checks": checks, "error": error}
+
+
+class LocalChannel:
+    """Calls answers in *this* process, through the same codec and call server: for an author's
+    trial run of judge code against a namespace (and fast tests).  A grade never uses it."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.server = Server(namespace)
+
+    def call(self, body: str) -> str:
+        try:
+            return self.server.handle(body.encode("utf-8")).decode("utf-8")
+        finally:
+            self.server._disarm()       # the tests' own code runs here too: never under refusals
+
+
+def run_local(code: str, namespace: dict, forbid: tuple[str, ...] = (), secret: int = 0) -> dict:
+    """Run judge *code* (a tests cell's hidden part) against the answers in *namespace* here:
+    ``{"checks": [[name, points, passed, feedback]], "error": ...}``, as the judge would send it."""
+    return run_cell(Session(LocalChannel(namespace)), {"id": "local", "code": code}, tuple(forbid), secret)
+
+
+def main() -> None:
+    fin = os.fdopen(os.dup(0), "rb")
+    fout = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)                       # what tests print never reaches the channel
+    sys.stdout = sys.stderr
+    channel = Channel(fin, fout)
+    setup = channel.recv()
+    secret = int.from_bytes(os.urandom(8), "big") >> 1
+    session = Session(channel)
+    forbid = tuple(str(t) for t in setup.get("forbid", ()))
+    for test in setup["tests"]:
+        out = run_cell(session, test, forbid, secret)
+        channel.send({"t": "result", "id": test["id"], **out})
+    channel.send({"t": "done"})
+
+
+if __name__ == "__main__":
+    main()
