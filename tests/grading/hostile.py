@@ -368,8 +368,9 @@ def leaked(results_text: str, solution: Path) -> list[str]:
             if i in hidden_lines(t.source) and len(s) >= 20 and "HIDDEN TESTS" not in s:
                 if any(s in text for text in texts):
                     out.append(s)
-                # a hidden line's string constants (a disassembly shows them, not the line)
-                for lit in re.findall(r"'([^']{16,})'|\"([^\"]{16,})\"", s):
+                # a hidden line's string constants, where a disassembly shows them (check names and
+                # the author's messages are feedback the judge gives on purpose)
+                for lit in [] if not any("LOAD_CONST" in t for t in texts) else re.findall(r"'([^']{16,})'|\"([^\"]{16,})\"", s):
                     lit = lit[0] or lit[1]
                     if "{" not in lit and any(lit in text for text in texts):
                         out.append(lit)
