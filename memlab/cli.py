@@ -165,6 +165,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--solutions", default="solutions")
     c.add_argument("--exercises", default="exercises")
     c.add_argument("--timeout", type=_positive, default=60.0, metavar="SECONDS")
+    c.add_argument("--feedback", action="store_true",
+                   help="also make every hidden check fail on purpose and check its feedback never "
+                   "gives the expected value (want*) away (slower: one grading per solution)")
     c.add_argument("-q", "--quiet", action="store_true", help="no line per question while grading")
     return p
 
@@ -282,7 +285,7 @@ def main(argv=None) -> int:
             return 0
         if args.command == "check":
             problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout,
-                                         progress=None if args.quiet else _say)
+                                         progress=None if args.quiet else _say, feedback=args.feedback)
             for line in problems:
                 print(line, file=sys.stderr)
             print("memlab check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))

@@ -306,29 +306,59 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
 
 
 def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: float = 60.0,
-              progress: Callable[[str], None] | None = None) -> list[str]:
+              progress: Callable[[str], None] | None = None, feedback: bool = False) -> list[str]:
     """Check a course's notebooks; returns the problems found (an empty list: all is well).
     *progress* receives a line per question graded, prefixed with its notebook.
 
-    * ``exercises_dir`` is exactly what ``memlab assign solutions_dir --out exercises_dir`` writes;
+    * ``exercises_dir`` is exactly what ``memlab assign solutions_dir --out exercises_dir`` writes
+      (with ``exercises_dir=None`` this is skipped, and the exercises graded are generated afresh
+      in a temporary folder: a student's answers in the working copy never matter);
     * every solution notebook grades to full marks;
-    * every exercise notebook grades to zero (without the grader failing).
+    * every exercise notebook grades to zero (without the grader failing);
+    * with *feedback*, no hidden check's feedback gives its expected value away
+      (:mod:`.feedbackcheck`).
     """
+    import tempfile
     from .assign import assign, solution_files
-    problems = list(assign(solutions_dir, exercises_dir, check=True).problems)
-    def said(path: Path):
-        return None if progress is None else (lambda line: progress(f"{path}: {line}"))
+    with tempfile.TemporaryDirectory(prefix="memlab-check-") as tmp:
+        if exercises_dir is None:
+            exercises_dir = Path(tmp) / "exercises"
+            problems = []
+            assign(solutions_dir, exercises_dir)
+        else:
+            problems = list(assign(solutions_dir, exercises_dir, check=True).problems)
 
-    for f in solution_files(solutions_dir):
-        r = grade(f, solution=f, timeout=timeout, progress=said(f))
-        if not r.full_marks:
-            problems.append(f"{f}: the solution grades to {r.score}/{r.max_score}, not full marks:\n"
-                            + r.feedback())
-        ex = Path(exercises_dir) / f.name
-        if ex.is_file():
-            r = grade(ex, solution=f, timeout=timeout, progress=said(ex))
-            if r.score != 0:
-                passed = ", ".join(t.id for t in r.tests if t.passed)
-                problems.append(f"{ex}: the unanswered exercise scores {r.score}/{r.max_score}, not 0 "
-                                f"(tests passing without an answer: {passed})")
+        def said(path: Path):
+            return None if progress is None else (lambda line: progress(f"{path}: {line}"))
+
+        for f in solution_files(solutions_dir):
+            r = grade(f, solution=f, timeout=timeout, progress=said(f))
+            if not r.full_marks:
+                problems.append(f"{f}: the solution grades to {r.score}/{r.max_score}, not full marks:\n"
+                                + r.feedback())
+            ex = Path(exercises_dir) / f.name
+            if ex.is_file():
+                r = grade(ex, solution=f, timeout=timeout, progress=said(ex))
+                if r.score != 0:
+                    problems.append(f"{ex}: the unanswered exercise scores {r.score:g}/{r.max_score:g}, not 0; "
+                                    "points earned without an answer: " + earned_without_answer(r))
+            if feedback:
+                from .feedbackcheck import check_feedback
+                problems += check_feedback(f, Path(tmp) / "feedback" / f.stem, timeout=max(timeout, 120.0))
     return problems
+
+
+def earned_without_answer(r: Result) -> str:
+    """Which checks of *r* scored, and the points of a tests cell that no check holds."""
+    parts = []
+    for t in r.tests:
+        if t.score <= 0:
+            continue
+        checks = [c for c in t.checks if c.passed and c.score > 0]
+        got = [f"check {c.name!r} ({c.score:g})" for c in checks]
+        rest = t.score - sum(c.score for c in checks)
+        if rest > 1e-9:
+            got.append(f"{rest:g} point(s) no check holds" if t.checks or t.declared
+                       else f"{rest:g} point(s): the whole cell passed")
+        parts.append(f"{t.id}: " + ", ".join(got))
+    return "; ".join(parts) or "none found"
