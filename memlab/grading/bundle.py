@@ -12,7 +12,8 @@ the image, then, for every submission, ``/autograder/run_autograder``, which mus
 * ``run_autograder``: ``python -m memlab.grading.bundle /autograder``, i.e. :func:`run`: grades the
   submitted notebook with the protections of :func:`memlab.grading.grade` (isolation as root, the
   solution chosen here, limits) and writes results.json, also when the submission is bad;
-* ``requirements.txt``, ``memlab-src/`` (the package and a minimal ``pyproject.toml``),
+* ``requirements.txt`` (what grading needs, pinned to the lock's versions through
+  ``constraints.txt``, a copy of ``requirements.lock``), ``memlab-src/`` (the package and a minimal ``pyproject.toml``),
   ``solution/<assignment>.ipynb`` and ``autograder.json`` (assignment, time limits, and the
   visibility of hidden-test results).
 
@@ -171,7 +172,11 @@ def write_bundle(solution, output, *, timeout: float = 30.0, total_timeout: floa
     with zipfile.ZipFile(tmp, "w") as zf:
         add(zf, "setup.sh", SETUP_SH, 0o755)
         add(zf, "run_autograder", RUN_AUTOGRADER, 0o755)
-        add(zf, "requirements.txt", "\n".join(reqs) + "\n")
+        lock = package.parent / "requirements.lock"
+        pins = lock.read_text(encoding="utf-8") if lock.is_file() else ""
+        if pins:           # the exact versions memlab is tested with, for every package installed
+            add(zf, "constraints.txt", pins)
+        add(zf, "requirements.txt", ("-c constraints.txt\n" if pins else "") + "\n".join(reqs) + "\n")
         add(zf, "autograder.json", json.dumps(settings, indent=1) + "\n")
         add(zf, f"solution/{sol.assignment}.ipynb", sol_path.read_bytes(), 0o600)
         add(zf, "memlab-src/pyproject.toml", PYPROJECT.format(version=_version(), deps=json.dumps(reqs)))
