@@ -212,7 +212,9 @@ def test_trial_attacks_score_what_the_answers_earn(group, mode, tmp_path):
     names = {n for part in TRIAL_GROUPS[group] for n in part}
     if any(hostile.BY_NAME[n].needs_judge for n in names) and not JUDGE:
         pytest.skip("blocked only by the judge (hidden tests in a process of their own), not in this checkout")
-    case = hostile.Case(f"trial-{group}", "", None)
+    # the guard's class broken: every call of the answers stops the kernel until the total limit
+    case = hostile.Case(f"trial-{group}", "", None, **({"timeout": 3.0, "total_timeout": 25.0}
+                                                       if group == "judge" else {}))
     data, result, _ = run(case, "01_executor", tmp_path, builder=_trial_builder(*TRIAL_GROUPS[group]),
                           isolate=_mode(mode))
     assert data["score"] == 0, f"{group} ({mode}): {data['score']}/{data['max_score']}\n{result.feedback()}"
