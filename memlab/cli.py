@@ -30,7 +30,7 @@ def _positive(text: str) -> float:
 
 def _megabytes(text: str) -> float:
     """An argparse type: 0 (no limit) or at least MIN_MEMORY (where the guard and numpy start)."""
-    from .grading.grade import MIN_MEMORY
+    from .grading import MIN_MEMORY
     try:
         value = float(text)
     except ValueError:
@@ -278,8 +278,7 @@ def main(argv=None) -> int:
             print(f"wrote {path}")
             return 0
         if args.command == "release":
-            from .grading.release import release
-            files = release(args.dir, args.root)
+            files = grading.write_release(args.dir, args.root)
             print(f"wrote {len(files)} files to {args.dir}: the student copy (no solutions/); "
                   "publish it, not the repository")
             return 0
