@@ -284,7 +284,9 @@ def main(argv=None) -> int:
             return 0
         if args.command == "check":
             problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout,
-                                         progress=None if args.quiet else _say, feedback=args.feedback)
+                                         progress=None if args.quiet else _say)
+            if args.feedback:
+                problems += grading.check_feedback_all(args.solutions, timeout=max(args.timeout, 120.0))
             for line in problems:
                 print(line, file=sys.stderr)
             print("memlab check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))

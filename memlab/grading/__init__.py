@@ -13,10 +13,11 @@ from .assign import AssignReport, assign
 from .batch import grade_all
 from .grade import MIN_MEMORY, check_all, find_solution, grade, load
 from .release import release as write_release
+from .feedbackcheck import check_feedback, check_feedback_all
 from .selfcheck import check_work
 from .notebook import Solution, load_solution, make_exercise, parse_solution
 from .results import QuestionResult, Result, TestResult
 
 __all__ = ["assign", "AssignReport", "grade", "grade_all", "check_work", "load", "check_all", "find_solution",
-           "write_release", "MIN_MEMORY", "Result", "QuestionResult",
+           "write_release", "MIN_MEMORY", "check_feedback", "check_feedback_all", "Result", "QuestionResult",
            "TestResult", "Solution", "load_solution", "parse_solution", "make_exercise"]

@@ -134,3 +134,15 @@ def check_feedback(solution, workdir, *, timeout: float = 120.0,
             problems.append(f"{solution}: {vid}: the feedback of a failed hidden test gives the expected "
                             f"value (want*) away:\n{t.output}")
     return problems
+
+
+def check_feedback_all(solutions="solutions", *, timeout: float = 120.0,
+                       progress: Callable[[str], None] | None = None) -> list[str]:
+    """:func:`check_feedback` for every solution notebook in *solutions* (``memlab check --feedback``)."""
+    import tempfile
+    from .assign import solution_files
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="memlab-feedback-") as tmp:
+        for f in solution_files(solutions):
+            problems += check_feedback(f, Path(tmp) / f.stem, timeout=timeout, progress=progress)
+    return problems

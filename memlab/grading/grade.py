@@ -306,7 +306,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
 
 
 def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: float = 60.0,
-              progress: Callable[[str], None] | None = None, feedback: bool = False) -> list[str]:
+              progress: Callable[[str], None] | None = None) -> list[str]:
     """Check a course's notebooks; returns the problems found (an empty list: all is well).
     *progress* receives a line per question graded, prefixed with its notebook.
 
@@ -314,9 +314,10 @@ def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: 
       (with ``exercises_dir=None`` this is skipped, and the exercises graded are generated afresh
       in a temporary folder: a student's answers in the working copy never matter);
     * every solution notebook grades to full marks;
-    * every exercise notebook grades to zero (without the grader failing);
-    * with *feedback*, no hidden check's feedback gives its expected value away
-      (:mod:`.feedbackcheck`).
+    * every exercise notebook grades to zero (without the grader failing).
+
+    That no hidden feedback gives its expected value away is :func:`.feedbackcheck.check_feedback`
+    (``memlab check --feedback``).
     """
     import tempfile
     from .assign import assign, solution_files
@@ -342,9 +343,6 @@ def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: 
                 if r.score != 0:
                     problems.append(f"{ex}: the unanswered exercise scores {r.score:g}/{r.max_score:g}, not 0; "
                                     "points earned without an answer: " + earned_without_answer(r))
-            if feedback:
-                from .feedbackcheck import check_feedback
-                problems += check_feedback(f, Path(tmp) / "feedback" / f.stem, timeout=max(timeout, 120.0))
     return problems
 
 
