@@ -205,7 +205,8 @@ class JudgeRun:
         self._cwd = tempfile.TemporaryDirectory(prefix="memlab-judge-")
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", BOOT, str(here.parents[1]), str(here / "codec.py"),
-             str(here / "callserver.py"), str(here / "judge.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
+             str(here / "callserver.py"), str(here / "judge.py")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
             cwd=self._cwd.name)
 
     def close(self) -> None:

@@ -113,6 +113,38 @@ def _student_frames(tb) -> list[str]:
     return out[-TRACE_LINES:]
 
 
+def _module_of(target: str) -> str:
+    """The module a forbidden name lives in, without importing anything: the parts before the first
+    class name (capitalised), else all but the last (``memlab.viz.training.plan_patterns`` ->
+    ``memlab.viz.training``, ``memlab.execute.runner.Runner.run`` -> ``memlab.execute.runner``)."""
+    parts = target.split(".")
+    k = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts) - 1)
+    return ".".join(parts[:max(k, 1)])
+
+
+class _ArmOnImport:
+    """A meta-path finder that, when one of the modules it waits for is imported, refuses its
+    targets right after the module ran."""
+
+    def __init__(self, server: "Server", waiting: dict[str, str]) -> None:
+        self.server, self.waiting = server, dict(waiting)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in self.waiting:
+            return None
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run, forbid_target, server = spec.loader.exec_module, self.waiting.pop(name), self.server
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            server._enter((forbid_target,))
+        spec.loader.exec_module = exec_module
+        return spec
+
+
 class Server:
     """The tables of one kernel's life: nodes by key, objects behind handles."""
 
@@ -124,7 +156,8 @@ class Server:
         self.handle_of: dict[int, int] = {}
         self.fresh = 0
         self.armed: tuple = ()
-        self.ctx = None
+        self.ctxs: list = []           # memlab.testing.forbid contexts entered
+        self.hook = None               # the import hook arming targets of modules not yet loaded
 
     # ----------------------------------------------------------------------------------- decoding
     def _args(self, req: dict) -> tuple[list, dict]:
@@ -198,7 +231,8 @@ class Server:
                 h = len(self.handles) + 1
                 self.handles[h], self.handle_of[id(x)] = x, h
             kind = type(x)
-            methods = sorted(n for n in dir(kind) if not n.startswith("_") and callable(getattr(kind, n, None)))
+            methods = sorted(n for n in dir(kind)
+                             if not n.startswith("_") and callable(getattr(kind, n, None)))
             handles[h] = (str(getattr(kind, "__name__", "object"))[:100], methods[:200], callable(x))
             return "handle", h
 
@@ -221,19 +255,33 @@ class Server:
 
     # ----------------------------------------------------------------------------------- serving
     def _arm(self, targets: tuple) -> None:
+        """Refuse *targets* (dotted names) from now on.  A target whose module is not loaded yet is
+        refused as soon as that module is imported (importing it just to refuse it would cost the
+        import on every grade: matplotlib, for a target in memlab.viz)."""
         if targets == self.armed:
             return
         self._disarm()
-        if targets:
-            from memlab.testing import forbid
-            ctx = forbid(*targets)
-            ctx.__enter__()
-            self.ctx = ctx
         self.armed = targets
+        now = tuple(t for t in targets if _module_of(t) in sys.modules)
+        later = {_module_of(t): t for t in targets if _module_of(t) not in sys.modules}
+        if now:
+            self._enter(now)
+        if later:
+            self.hook = _ArmOnImport(self, later)
+            sys.meta_path.insert(0, self.hook)
+
+    def _enter(self, targets: tuple) -> None:
+        from memlab.testing import forbid
+        ctx = forbid(*targets)
+        ctx.__enter__()
+        self.ctxs.append(ctx)
 
     def _disarm(self) -> None:
-        ctx, self.ctx, self.armed = self.ctx, None, ()
-        if ctx is not None:
+        ctxs, self.ctxs, self.armed = self.ctxs, [], ()
+        hook, self.hook = self.hook, None
+        if hook is not None and hook in sys.meta_path:
+            sys.meta_path.remove(hook)
+        for ctx in reversed(ctxs):
             try:
                 ctx.__exit__(None, None, None)
             except Exception:  # noqa: BLE001
@@ -274,7 +322,9 @@ class Server:
                                    "shared_reads": int(probe["shared_reads"])})
             else:
                 result = fn(*args, **kwargs)
-        except Exception as e:  # noqa: BLE001  (what the answer raised is part of its result)
+        except KeyboardInterrupt:
+            raise                     # the grader's interrupt (a time limit): serve() answers it
+        except BaseException as e:  # noqa: BLE001  (what the answer raised, sys.exit() too, is its result)
             return self._raised(e)
         try:
             return self._encode(result).encode("utf-8")

@@ -77,7 +77,8 @@ def to_wire(obj: Any, ext: Callable[[Any], tuple[str, Any] | None] | None = None
         if t in (set, frozenset):
             return {"$set": [enc(v, depth + 1) for v in x]}
         if t is np.ndarray and x.dtype.kind in NUMERIC and x.dtype.fields is None:
-            return {"$a": [x.dtype.str, list(x.shape), base64.b64encode(x.tobytes(order="C")).decode("ascii")]}
+            data = base64.b64encode(x.tobytes(order="C")).decode("ascii")
+            return {"$a": [x.dtype.str, list(x.shape), data]}
         if isinstance(x, np.generic) and x.dtype.kind in NUMERIC:
             return {"$s": [x.dtype.str, base64.b64encode(x.tobytes()).decode("ascii")]}
         if ext is not None:

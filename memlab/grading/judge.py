@@ -70,8 +70,8 @@ def _raised_class(kind: str, base: str) -> type:
     key = (kind, b.__name__ if b else "")
     if key not in _RAISED:
         bases = (AnswerRaised, b) if b is not None else (AnswerRaised,)
-        _RAISED[key] = type(kind if kind.isidentifier() else "Error", bases, {"__init__": AnswerRaised.__init__,
-                                                                               "__str__": AnswerRaised.__str__})
+        _RAISED[key] = type(kind if kind.isidentifier() else "Error", bases,
+                            {"__init__": AnswerRaised.__init__, "__str__": AnswerRaised.__str__})
     return _RAISED[key]
 
 
@@ -293,6 +293,11 @@ class Answers:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
+        return self.answer(name)
+
+    def answer(self, name: str) -> Callable[..., Any]:
+        """The notebook's *name*, callable: ``answers.answer("seed")(3)`` reaches an answer whose name
+        is one of this object's own (``seed``, ``rng``, ``forbid``, ``cuda_probe``, ``answer``)."""
         session, targets, probe = self._session, self._forbid, self._probe
 
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -348,7 +353,8 @@ def run_cell(session: Session, test: dict, forbid: tuple[str, ...], secret: int)
                                        f"{type(e).__name__}: {e})"}
     tests = [v for k, v in ns.items() if k.startswith("test_") and callable(v)]
     if not tests:
-        return {"checks": [], "error": "the hidden tests define no test_* function (a problem in the solution)"}
+        return {"checks": [], "error": "the hidden tests define no test_* function (a problem in the "
+                                       "solution)"}
     targets = tuple(forbid) + tuple(str(t) for t in ns.get("FORBID", ()))
     checks: list = []
     error = None

@@ -56,7 +56,8 @@ def test_bundle_contents_and_end_to_end(tmp_path, capsys):
     # the blank exercise: 0 / 13
     shutil.copy(ROOT / "exercises" / "01_executor.ipynb", ag / "submission" / "01_executor.ipynb")
     data = _run(ag)
-    assert (data["score"], data["max_score"]) == (0, 13) and len(data["tests"]) == 4
+    # one entry per check of the judge's tests (01 has 11), each failed
+    assert (data["score"], data["max_score"]) == (0, 13) and len(data["tests"]) == 11
     # the solution's answers: full marks
     shutil.copy(ROOT / "solutions" / "01_executor.ipynb", ag / "submission" / "01_executor.ipynb")
     data = _run(ag)

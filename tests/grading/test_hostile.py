@@ -137,9 +137,10 @@ def test_every_exercise_resists(exercise, kind, tmp_path):
 
 
 def test_a_patch_costs_the_question_whose_answer_made_it(tmp_path):
-    """Correct answers; q3's answer cell replaces numpy.isclose, q1's topo_sort replaces ml.topo_order
-    when called (during q1's and q2's tests): those questions score 0, naming what was patched; q4 keeps
-    its points, and the patches do not outlive the cell that made them."""
+    """Correct answers; q3's answer cell replaces numpy.isclose (the guard sees it after the cell: q3
+    scores 0, naming it), q1's topo_sort replaces ml.topo_order when called: that runs in the kernel
+    only, so the judge's own checks are untouched and q1 and q2 earn their points; q4 keeps its
+    points, and the patches do not outlive the cell that made them."""
     import nbformat
     nb = nbformat.read(ROOT / "solutions" / "01_executor.ipynb", as_version=4)
     for c in nb.cells:
@@ -154,10 +155,10 @@ def test_a_patch_costs_the_question_whose_answer_made_it(tmp_path):
     nbformat.write(nb, path)
     r = grade(path, solution=ROOT / "solutions" / "01_executor.ipynb", timeout=20)
     scores = {q: r.questions[q].score for q in r.questions}
-    assert scores == {"q1_topo_sort": 0, "q2_run_naive": 0, "q3_mul_gradient": 0, "q4_sigmoid_gradient": 3}, \
+    assert scores == {"q1_topo_sort": 3, "q2_run_naive": 4, "q3_mul_gradient": 0, "q4_sigmoid_gradient": 3}, \
         r.feedback()
     out = {t.question: t.output for t in r.tests}
-    assert "numpy.isclose" in out["q3_mul_gradient"] and "memlab.topo_order" in out["q1_topo_sort"]
+    assert "numpy.isclose" in out["q3_mul_gradient"]
     assert all(c.status == "ok" for c in r.cells if c.index == len(nb.cells) - 1), "np.isclose was not put back"
 
 

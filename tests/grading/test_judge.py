@@ -298,3 +298,33 @@ def test_a_submission_that_forges_the_kernels_replies_earns_nothing(tmp_path):
     r = grade(student, solution=sol, timeout=5)
     assert r.score == 0, r.feedback()
     assert "not plain data" in r.tests[0].checks[0].output
+
+
+def test_a_target_in_a_module_not_loaded_is_refused_once_the_answer_imports_it():
+    out = _run('''
+        from memlab.testing import check
+        FORBID = ("memlab.viz.training.plan_patterns", "memlab.memory.pool.MemoryPool")
+
+        def test_it(answers):
+            with check(points=1, name="imports the forbidden module in the call"):
+                answers.late()
+            with check(points=1, name="a class"):
+                answers.pool()
+            with check(points=1, name="honest"):
+                assert answers.honest() == 3
+    ''', '''
+        def late():
+            from memlab.viz.training import plan_patterns
+            return plan_patterns(None, None)
+        def pool():
+            import memlab as ml
+            return ml.MemoryPool()
+        def honest():
+            return 3
+    ''')
+    v = _verdicts(out)
+    assert not v["imports the forbidden module in the call"][0]
+    assert "WriteItYourself" in v["imports the forbidden module in the call"][1]
+    assert not v["a class"][0] and "WriteItYourself" in v["a class"][1] and v["honest"][0]
+    import memlab.viz.training as vt
+    assert vt.plan_patterns.__name__ == "plan_patterns"      # put back afterwards
