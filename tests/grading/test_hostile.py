@@ -214,7 +214,7 @@ def test_trial_attacks_score_what_the_answers_earn(group, mode, tmp_path):
     if any(hostile.BY_NAME[n].needs_judge for n in names) and not JUDGE:
         pytest.skip("blocked only by the judge (hidden tests in a process of their own), not in this checkout")
     # the guard's class broken: every call of the answers stops the kernel until the total limit
-    case = hostile.Case(f"trial-{group}", "", None, **({"timeout": 3.0, "total_timeout": 25.0}
+    case = hostile.Case(f"trial-{group}", "", None, **({"timeout": 2.0, "total_timeout": 10.0}
                                                        if group == "judge" else {}))
     data, result, _ = run(case, "01_executor", tmp_path, builder=_trial_builder(*TRIAL_GROUPS[group]),
                           isolate=_mode(mode))
