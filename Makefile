@@ -12,7 +12,8 @@ UV_VERSION := 0.13.9
 PYTEST := $(PY) -m pytest -q -rs
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test unit lessons-test grading-test browser-test lock exercises bench site clean
+.PHONY: lab test unit lessons-test grading-test browser-test lock exercises bench site clean \
+	grading-venv release
 
 # The virtual environment, installed from the lock file (exact versions), then memlab itself.
 # The lock pins every extra (test, dask), so `make test` runs the Dask tests too.
@@ -35,11 +36,32 @@ lab: $(STAMP)
 		--ServerApp.root_dir=. --LabApp.default_url=$(LAB_FIRST) --port=$(PORT) \
 		$$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
+# As root, grading runs the kernel as an unprivileged user, who must be able to run its interpreter:
+# a venv made from a system Python (not pyenv's under /root), with memlab copied in (the checkout
+# itself may be unreadable), readable by all.  The grading tests use it (MEMLAB_GRADING_PYTHON), so
+# the isolation tests run instead of skipping.  It takes seconds with uv (pinned for `make lock`).
+SYSTEM_PYTHON ?= $(firstword $(wildcard /usr/bin/python3.13 /usr/bin/python3.12 /usr/bin/python3.11 \
+	/usr/bin/python3.10))
+GRADING_VENV ?= /opt/memlab-grading/$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
+GRADING_STAMP := $(GRADING_VENV)/.memlab-installed
+GRADING_ENV = MEMLAB_GRADING_PYTHON=$$(test -f $(GRADING_STAMP) && echo $(GRADING_VENV)/bin/python)
+grading-venv: $(STAMP)
+	@if [ "$$(id -u)" = 0 ] && [ -n "$(SYSTEM_PYTHON)" ]; then $(MAKE) --no-print-directory $(GRADING_STAMP); \
+	else echo "not root, or no system Python >= 3.10: the grading tests that need isolation skip"; fi
+$(GRADING_STAMP): $(LOCK) $(shell find memlab -name '*.py')
+	@test -x $(VENV)/bin/uv || $(PIP) uv==$(UV_VERSION)
+	@mkdir -p $(dir $(GRADING_VENV)) && chmod 755 $(dir $(GRADING_VENV))
+	$(VENV)/bin/uv venv -q --allow-existing --python $(SYSTEM_PYTHON) $(GRADING_VENV)
+	$(VENV)/bin/uv pip install -q --python $(GRADING_VENV)/bin/python -r $(LOCK)
+	@site=$$($(GRADING_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))') && \
+		rm -rf "$$site/memlab" && cp -r memlab "$$site/memlab" && find "$$site/memlab" -name __pycache__ -prune -exec rm -rf {} +
+	@chmod -R a+rX $(GRADING_VENV) && touch $@
+
 # Everything, on $(JOBS) processes: each test file (each notebook) stays on one process, and the
 # grading tests share one (tests/conftest.py says how the work is shared).
-test: $(STAMP)
+test: $(STAMP) grading-venv
 	@scripts/system-deps.sh --browser
-	$(PYTEST) -n $(JOBS) --dist loadscope tests lessons $(NBVAL)
+	$(GRADING_ENV) $(PYTEST) -n $(JOBS) --dist loadscope tests lessons $(NBVAL)
 
 # The parts, one by one.
 unit: $(STAMP)
@@ -49,8 +71,8 @@ lessons-test: $(STAMP)
 	@scripts/system-deps.sh
 	$(PYTEST) -n $(JOBS) --dist loadscope lessons tests/lessons $(NBVAL) -m "not browser"
 
-grading-test: $(STAMP)
-	$(PYTEST) -n $(JOBS) --dist loadscope tests/grading
+grading-test: $(STAMP) grading-venv
+	$(GRADING_ENV) $(PYTEST) -n $(JOBS) --dist loadscope tests/grading
 
 browser-test: $(STAMP)
 	@scripts/system-deps.sh --browser
@@ -70,6 +92,11 @@ exercises: $(STAMP)
 # The course as a static website in build/site (the stored notebooks, not re-executed; see README).
 site: $(STAMP)
 	$(PY) scripts/site.py --out build/site
+
+# The student copy of the course (no solutions/, blank exercises): publish it, not this repository.
+RELEASE ?= ../memlab-release
+release: $(STAMP)
+	$(VENV)/bin/memlab release $(RELEASE)
 
 bench: $(STAMP)
 	@for f in bench/[a-z]*.py; do echo "== $$f"; PYTHONUNBUFFERED=1 $(PY) $$f || exit 1; done

@@ -1,5 +1,5 @@
 """The ``memlab`` command (also ``python -m memlab``): ``assign``, ``grade``, ``check-work``, ``grade-all``,
-``check``, ``autograder``.
+``check``, ``autograder``, ``release``.
 
 It imports only the grading machinery (standard library, nbformat, jupyter_client).
 """
@@ -29,13 +29,15 @@ def _positive(text: str) -> float:
 
 
 def _megabytes(text: str) -> float:
-    """An argparse type: 0 (no limit) or at least 256 MB."""
+    """An argparse type: 0 (no limit) or at least MIN_MEMORY (where the guard and numpy start)."""
+    from .grading import MIN_MEMORY
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of MB, got {text!r}") from None
-    if value != 0 and not value >= 256:
-        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or at least 256 MB, got {text}")
+    if value != 0 and not value >= MIN_MEMORY >> 20:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or at least {MIN_MEMORY >> 20} MB (the "
+                                         f"least in which the grader's guard and numpy start), got {text}")
     return value
 
 
@@ -74,11 +76,17 @@ def _limits(p: argparse.ArgumentParser, total: str | None = None, memory: str | 
                        help=f"time limit for {total}; tests not run by then score 0 (default: 600)")
     if memory:
         p.add_argument("--memory-limit", type=_megabytes, default=4096, metavar="MB",
-                       help=f"address space of {memory}, in MB (default: 4096; 0: no limit; "
-                       "else >= 256)")
+                       help=f"memory of {memory}, in MB: for all its processes together where the "
+                       "host offers a cgroup, else per process (default: 4096; 0: no limit; else >= 320)")
     if visibility:
         p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
                        help=f"{visibility} (default: visible)")
+
+
+def _unisolated(p: argparse.ArgumentParser, where: str = "") -> None:
+    p.add_argument("--allow-unisolated", action="store_true",
+                   help=f"{where}give an official grade even when the graded code cannot be isolated (not "
+                   "root, or an interpreter the grading user cannot run); refused by default")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
                        "ones included); print a score table.  The notebook is not modified.")
     g.add_argument("notebook", help="the notebook to grade")
     g.add_argument("--solution", help="the solution notebook, or a directory of them with --assignment "
-                   "(required with --json; else solutions/<assignment>.ipynb in the current directory)")
+                   "(never looked for; without it, your work is checked as by check-work)")
     g.add_argument("--assignment", help="with a solutions directory: grade with DIR/ASSIGNMENT.ipynb")
     g.add_argument("--json", metavar="PATH", help="write Gradescope's results.json there (also when the "
                    "input is bad: score 0, the error as output)")
@@ -110,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
             visibility="with --json: Gradescope visibility of what hidden tests decide")
     g.add_argument("--no-isolate", dest="isolate", action="store_false", default=None,
                    help="as root, do not run the kernel as the unprivileged grading user")
+    _unisolated(g, "with --json: ")
 
     b = sub.add_parser("autograder", help="write a Gradescope autograder bundle (.zip) for one assignment",
                        description="Write setup.sh, run_autograder, requirements.txt, memlab's source and "
@@ -118,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("-o", "--output", required=True, help="the zip to write, e.g. build/01-autograder.zip")
     _limits(b, "the whole run", visibility="Gradescope visibility of what hidden tests decide: "
             "after_published keeps it from students until grades are published")
+    _unisolated(b, "the bundle's run: ")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="no line per question while grading; print only the score table")
 
@@ -134,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     _limits(ga, "each notebook", memory="each kernel",
             visibility="Gradescope visibility of hidden-test results in each results.json")
     ga.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _unisolated(ga)
 
     w = sub.add_parser("check-work", help="run your notebook and the checks it shows (no solutions needed)",
                        description="Run the notebook in a fresh kernel, then the visible checks of its tests "
@@ -143,10 +154,20 @@ def _parser() -> argparse.ArgumentParser:
     _limits(w)
     w.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
+    r = sub.add_parser("release", help="write the student copy of the course (no solutions) to DIR",
+                       description="Copy the course (lessons, the library, tests, README, Makefile) into DIR "
+                       "with freshly generated blank exercises and without solutions/.  Publish this "
+                       "copy, not the repository: the repository's solutions/ holds every hidden test.")
+    r.add_argument("dir", help="a new (or empty) directory outside the course")
+    r.add_argument("--root", default=".", help="the course repository (default: the current directory)")
+
     c = sub.add_parser("check", help="check exercises are up to date, solutions full marks, exercises zero")
     c.add_argument("--solutions", default="solutions")
     c.add_argument("--exercises", default="exercises")
     c.add_argument("--timeout", type=_positive, default=60.0, metavar="SECONDS")
+    c.add_argument("--feedback", action="store_true",
+                   help="also make every hidden check fail on purpose and check its feedback never "
+                   "gives the expected value (want*) away (slower: one grading per solution)")
     c.add_argument("-q", "--quiet", action="store_true", help="no line per question while grading")
     return p
 
@@ -186,6 +207,28 @@ def main(argv=None) -> int:
                 print(f"unchanged {path}")
             return 0
         if args.command == "grade" and args.solution is None and not args.json:
+            print("memlab grade: no --solution given: grading runs the instructors' hidden tests and needs "
+                  "the solution notebook (--solution), never looked for by itself.\nChecking your work "
+                  "against the checks the notebook shows instead (memlab check-work).", file=sys.stderr)
+            args.command = "check-work"
+        if args.command == "grade-all":
+            writable_file(args.gradebook, "--gradebook")
+        if args.command == "assign":
+            report = grading.assign(args.sources, args.out, force=args.force, check=args.check)
+            if args.check:
+                if not report.ok:
+                    print("memlab assign --check: exercises are not up to date:", file=sys.stderr)
+                    for line in report.problems:
+                        print(f"  {line}", file=sys.stderr)
+                    return 1
+                print(f"memlab assign --check: {len(report.unchanged)} exercise(s) up to date")
+                return 0
+            for path in report.written:
+                print(f"wrote {path}")
+            for path in report.unchanged:
+                print(f"unchanged {path}")
+            return 0
+        if args.command == "grade" and args.solution is None and not args.json:
             try:
                 grading.load(args.notebook)
             except GradingError as e:
@@ -199,7 +242,8 @@ def main(argv=None) -> int:
                              gradebook=args.gradebook, jobs=args.jobs, timeout=args.timeout,
                              total_timeout=args.total_timeout,
                              memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
-                             hidden_visibility=args.hidden_visibility, progress=not args.quiet)
+                             hidden_visibility=args.hidden_visibility, progress=not args.quiet,
+                             allow_unisolated=args.allow_unisolated)
             bad = sum(1 for r in rows if r.notes.startswith(("not graded", "the grader", "the grading")))
             print(f"graded {len(rows)} submission(s)" + (f" ({bad} could not be graded)" if bad else "")
                   + f"; wrote {args.gradebook}")
@@ -214,7 +258,8 @@ def main(argv=None) -> int:
                                    json_path=args.json, isolate=args.isolate,
                                    memory_limit=int(args.memory_limit * 2**20) if args.memory_limit > 0 else None,
                                    progress=None if args.quiet else _say,
-                                   hidden_visibility=args.hidden_visibility)
+                                   hidden_visibility=args.hidden_visibility,
+                                   allow_unisolated=args.allow_unisolated or not args.json)
             print(result.table() if args.quiet else result.feedback())
             if args.json and result.json_error:
                 print(f"memlab grade: error: could not write {args.json}: {result.json_error}; "
@@ -228,12 +273,20 @@ def main(argv=None) -> int:
             from .grading import bundle
             path = bundle.write_bundle(args.solution, args.output, timeout=args.timeout,
                                        total_timeout=args.total_timeout,
-                                       hidden_visibility=args.hidden_visibility)
+                                       hidden_visibility=args.hidden_visibility,
+                                       allow_unisolated=args.allow_unisolated)
             print(f"wrote {path}")
+            return 0
+        if args.command == "release":
+            files = grading.write_release(args.dir, args.root)
+            print(f"wrote {len(files)} files to {args.dir}: the student copy (no solutions/); "
+                  "publish it, not the repository")
             return 0
         if args.command == "check":
             problems = grading.check_all(args.solutions, args.exercises, timeout=args.timeout,
                                          progress=None if args.quiet else _say)
+            if args.feedback:
+                problems += grading.check_feedback_all(args.solutions, timeout=max(args.timeout, 120.0))
             for line in problems:
                 print(line, file=sys.stderr)
             print("memlab check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))

@@ -64,7 +64,7 @@ def assign(sources="solutions", out="exercises", force: bool = False, check: boo
                 report.problems.append(f"{path}: missing; run 'memlab assign' to generate it")
             elif path.read_bytes() != data:
                 report.problems.append(f"{path}: differs from what 'memlab assign' generates from its "
-                                       "solution; run 'memlab assign' (with --force to drop edits)")
+                                       "solution (answers written in it, or a solution changed since)")
             else:
                 report.unchanged.append(path)
         if out.is_dir():
@@ -79,8 +79,9 @@ def assign(sources="solutions", out="exercises", force: bool = False, check: boo
             if why:
                 refused.append(f"{path}: {why}")
     if refused:
-        raise GradingError("refusing to overwrite edited exercise notebook(s); use --force "
-                           "(force=True) to overwrite and lose the edits:\n  " + "\n  ".join(refused))
+        raise GradingError("refusing to overwrite exercise notebook(s) edited since they were generated "
+                           "(they may hold a student's answers, which would be lost); write the new ones "
+                           "elsewhere with --out DIR, or move these away first:\n  " + "\n  ".join(refused))
     for path, data in wanted.items():
         if path.exists() and path.read_bytes() == data:
             report.unchanged.append(path)

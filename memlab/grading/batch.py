@@ -36,6 +36,7 @@ class Row:
     notes: str = ""
     results: str = ""           # where its results.json was written ("" if it could not be)
     seconds: float = 0.0
+    run_notes: list[str] = field(default_factory=list)   # the same for every row: said once, on stderr
 
 
 def submissions(folder) -> list[Path]:
@@ -56,6 +57,20 @@ def _init_worker(slots) -> None:
     _SLOT = slots.get()
 
 
+def _failed_json(path: str, why: str, sol, visibility: str) -> str:
+    """Write a score-0 ``NAME.results.json`` beside *path* saying *why*; its path, or "" if it
+    could not be written."""
+    from .results import Result
+    p = Path(path)
+    out = p.with_name(f"{p.stem}.results.json")
+    try:
+        Result.failed(p, why, sol.max_score if sol else 0, sol.assignment if sol else "").write_json(
+            out, visibility)
+        return str(out)
+    except (OSError, ValueError):
+        return ""
+
+
 def _grade_one(path: str, solution: str, options: dict) -> Row:
     """Grade one submission (in a worker); never raises."""
     import time
@@ -69,29 +84,67 @@ def _grade_one(path: str, solution: str, options: dict) -> Row:
         return Row(path, 0.0, 0.0, notes=f"not graded: {e}", results=str(out) if out.exists() else "",
                    seconds=time.monotonic() - t0)
     except Exception as e:  # noqa: BLE001  (one bad submission never stops the batch)
-        return Row(path, 0.0, 0.0, notes=f"the grader failed: {type(e).__name__}: {e}",
+        why = f"the grader failed: {type(e).__name__}: {e}"
+        return Row(path, 0.0, 0.0, notes=why, results=_failed_json(path, why, None,
+                                                                  options.get("hidden_visibility", "visible")),
                    seconds=time.monotonic() - t0)
-    notes = [n for q in r.questions.values() for n in q.notes] + list(r.notes)
+    run_wide = [n for n in r.notes if n.startswith(RUN_WIDE)]
+    notes = [_short(n) for n in r.notes if not n.startswith(RUN_WIDE)]      # the real causes first
+    notes += [f"{q.id}: {_cause(q, options.get('timeout', 30.0))}" for q in r.questions.values()
+              if q.score < q.max_score]
     if r.json_error:
         notes.append(f"results.json could not be written: {r.json_error}")
     return Row(path, r.score, r.max_score, {q: s.score for q, s in r.questions.items()},
                " | ".join(n.replace("\n", " ") for n in notes)[:2000], "" if r.json_error else str(out),
-               time.monotonic() - t0)
+               time.monotonic() - t0, run_wide)
+
+
+#: notes of the grader's set-up, the same on every row: said once, on stderr
+RUN_WIDE = ("not isolated", "memory:", "warning: the solution file")
+
+
+def _short(note: str) -> str:
+    """A note in a few words: "cell 3 raised ModuleNotFoundError: No module named 'x'" (clipped)."""
+    import re
+    m = re.search(r"\(?(cell \d+)\)? (raised \w+(?:: [^\n]{0,80})?)", note)
+    if m:
+        return f"{m.group(1)} {m.group(2)}"
+    return note.split("\n", 1)[0][:160]
+
+
+def _cause(q, timeout: float) -> str:
+    """Why question *q* lost points, in a few words: "time limit 30 s", "cell 3 raised ...",
+    "2 of 3 check(s) failed"."""
+    from .results import status_text
+    if any(t.status == "timeout" for t in q.tests):
+        return f"time limit {timeout:g} s"
+    if q.notes:
+        return _short(q.notes[0])
+    bad = [t for t in q.tests if not t.passed]
+    return status_text(bad[0]) if bad else "points lost"
 
 
 def grade_all(folder, solution, *, assignment: str | None = None, gradebook=None, jobs: int = 2,
               timeout: float = 30.0, total_timeout: float = 600.0, memory_limit: int | None = 4 << 30,
               isolate: bool | None = None, hidden_visibility: str = "visible",
-              progress: bool = True) -> list[Row]:
+              progress: bool = True, allow_unisolated: bool = False) -> list[Row]:
     """Grade every notebook under *folder* with *solution* on *jobs* worker processes; write the
-    *gradebook* CSV (if given) and return its rows, in the order of :func:`submissions`."""
+    *gradebook* CSV (if given) and return its rows, in the order of :func:`submissions`.
+    Official grades: refused before any work when the runs would not be isolated, unless
+    *allow_unisolated*."""
     if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
         raise GradingError(f"jobs must be a whole number >= 1, not {jobs!r}")
+    if not allow_unisolated:
+        from .grade import refusal
+        from .isolate import isolation_problem
+        problem = isolation_problem(isolate)
+        if problem:
+            raise GradingError(refusal(problem))
     files = submissions(folder)
     sol_path = find_solution(files[0], assignment, solution, official=True)
     sol = read_solution(sol_path)                       # bad solutions stop here, before any work
     options = dict(timeout=timeout, total_timeout=total_timeout, memory_limit=memory_limit,
-                   isolate=isolate, hidden_visibility=hidden_visibility)
+                   isolate=isolate, hidden_visibility=hidden_visibility, allow_unisolated=allow_unisolated)
     ctx = get_context("spawn")
     slots = ctx.Queue()
     for k in range(jobs):
@@ -108,12 +161,16 @@ def grade_all(folder, solution, *, assignment: str | None = None, gradebook=None
             try:
                 rows[path] = fut.result()
             except Exception as e:  # noqa: BLE001  (a worker that died: that row only)
-                rows[path] = Row(path, 0.0, sol.max_score, notes=f"the grading worker died: {e}")
+                why = f"not graded: the grading worker died ({type(e).__name__}: {e})"
+                rows[path] = Row(path, 0.0, sol.max_score, notes=why,
+                                 results=_failed_json(path, why, sol, hidden_visibility))
             if not rows[path].max_score:
                 rows[path].max_score = sol.max_score
             bar.update(1)
     bar.close()
     ordered = [rows[str(f)] for f in files]
+    for note in dict.fromkeys(n for r in ordered for n in r.run_notes):     # once, not on every row
+        print(f"memlab grade-all: {note}", file=sys.stderr)
     if gradebook is not None:
         write_gradebook(gradebook, ordered, list(sol.questions), Path(folder))
     return ordered

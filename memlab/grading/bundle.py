@@ -12,7 +12,8 @@ the image, then, for every submission, ``/autograder/run_autograder``, which mus
 * ``run_autograder``: ``python -m memlab.grading.bundle /autograder``, i.e. :func:`run`: grades the
   submitted notebook with the protections of :func:`memlab.grading.grade` (isolation as root, the
   solution chosen here, limits) and writes results.json, also when the submission is bad;
-* ``requirements.txt``, ``memlab-src/`` (the package and a minimal ``pyproject.toml``),
+* ``requirements.txt`` (what grading needs, pinned to the lock's versions through
+  ``constraints.txt``, a copy of ``requirements.lock``), ``memlab-src/`` (the package and a minimal ``pyproject.toml``),
   ``solution/<assignment>.ipynb`` and ``autograder.json`` (assignment, time limits, and the
   visibility of hidden-test results).
 
@@ -136,11 +137,13 @@ def _version() -> str:
 
 
 def write_bundle(solution, output, *, timeout: float = 30.0, total_timeout: float = 600.0,
-                 hidden_visibility: str = "visible") -> Path:
+                 hidden_visibility: str = "visible", allow_unisolated: bool = False) -> Path:
     """Write the Gradescope autograder zip for *solution* to *output*; returns its path.
 
     *hidden_visibility* is Gradescope's ``visibility`` of what hidden tests decide (``after_published``
-    keeps it from students until the grades are published).  The solution is validated first
+    keeps it from students until the grades are published).  With *allow_unisolated* the bundle
+    grades even where it cannot isolate the graded code (else such a run gives score 0 and says
+    why).  The solution is validated first
     (:class:`GradingError` if it is not a memlab solution notebook).
     """
     from .results import VISIBILITIES
@@ -157,7 +160,7 @@ def write_bundle(solution, output, *, timeout: float = 30.0, total_timeout: floa
     package = Path(__file__).resolve().parents[1]
     reqs = _requirements()
     settings = {"assignment": sol.assignment, "timeout": timeout, "total_timeout": total_timeout,
-                "hidden_visibility": hidden_visibility}
+                "hidden_visibility": hidden_visibility, "allow_unisolated": bool(allow_unisolated)}
 
     def add(zf: zipfile.ZipFile, name: str, data: bytes | str, mode: int = 0o644) -> None:
         info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
@@ -169,7 +172,11 @@ def write_bundle(solution, output, *, timeout: float = 30.0, total_timeout: floa
     with zipfile.ZipFile(tmp, "w") as zf:
         add(zf, "setup.sh", SETUP_SH, 0o755)
         add(zf, "run_autograder", RUN_AUTOGRADER, 0o755)
-        add(zf, "requirements.txt", "\n".join(reqs) + "\n")
+        lock = package.parent / "requirements.lock"
+        pins = lock.read_text(encoding="utf-8") if lock.is_file() else ""
+        if pins:           # the exact versions memlab is tested with, for every package installed
+            add(zf, "constraints.txt", pins)
+        add(zf, "requirements.txt", ("-c constraints.txt\n" if pins else "") + "\n".join(reqs) + "\n")
         add(zf, "autograder.json", json.dumps(settings, indent=1) + "\n")
         add(zf, f"solution/{sol.assignment}.ipynb", sol_path.read_bytes(), 0o600)
         add(zf, "memlab-src/pyproject.toml", PYPROJECT.format(version=_version(), deps=json.dumps(reqs)))
@@ -195,28 +202,35 @@ def find_submission(folder: Path, assignment: str) -> Path:
 
 
 def run(root="/autograder") -> Result | None:
-    """Grade the submission under *root* (Gradescope's layout); always writes results/results.json."""
+    """Grade the submission under *root* (Gradescope's layout); always writes results/results.json,
+    also when the bundle itself is broken (score 0, the reason as output).  ``MEMLAB_ALLOW_UNISOLATED=1``
+    (or the bundle's ``allow_unisolated``) grades where the graded code cannot be isolated."""
     t0 = time.monotonic()
     root = Path(root)
-    settings = json.loads((root / "source" / "autograder.json").read_text())
-    assignment = settings["assignment"]
     results = root / "results" / "results.json"
-    visibility = settings.get("hidden_visibility", "visible")
-    results.parent.mkdir(parents=True, exist_ok=True)
-    solution = root / "source" / "solution" / f"{assignment}.ipynb"
+    visibility, max_score, assignment, graded = "visible", 0.0, "", False
     try:
-        notebook = find_submission(root / "submission", assignment)
-    except GradingError as e:
+        results.parent.mkdir(parents=True, exist_ok=True)
+        settings = json.loads((root / "source" / "autograder.json").read_text())
+        assignment = settings["assignment"]
+        visibility = settings.get("hidden_visibility", "visible")
+        solution = root / "source" / "solution" / f"{assignment}.ipynb"
         max_score = read_solution(solution).max_score
-        Result.failed(root / "submission", str(e), max_score, assignment,
-                      execution_time=time.monotonic() - t0).write_json(results, visibility)
-        print(f"memlab autograder: {e}", file=sys.stderr)
-        return None
-    try:
+        allow = bool(settings.get("allow_unisolated")) or os.environ.get("MEMLAB_ALLOW_UNISOLATED") == "1"
+        notebook = find_submission(root / "submission", assignment)
+        graded = True                   # from here grade() writes results.json, whatever happens
         result = grade(notebook, solution=solution, json_path=results, timeout=float(settings["timeout"]),
-                       total_timeout=float(settings["total_timeout"]), hidden_visibility=visibility)
-    except GradingError as e:       # grade() has written a score-0 results.json
-        print(f"memlab autograder: {e}", file=sys.stderr)
+                       total_timeout=float(settings["total_timeout"]), hidden_visibility=visibility,
+                       allow_unisolated=allow)
+    except Exception as e:  # noqa: BLE001  (whatever failed, Gradescope gets a results.json)
+        why = str(e) if isinstance(e, GradingError) else f"the autograder failed: {type(e).__name__}: {e}"
+        if not graded:
+            try:
+                Result.failed(root / "submission", why, max_score, assignment,
+                              execution_time=time.monotonic() - t0).write_json(results, visibility)
+            except (OSError, ValueError):
+                pass
+        print(f"memlab autograder: {why}", file=sys.stderr)
         return None
     print(result.table())
     return result

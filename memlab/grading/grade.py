@@ -12,12 +12,27 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import GradingError
-from .isolate import Sandbox
+from .isolate import Sandbox, isolation_problem
 from .kernel import Kernel
 from .notebook import KEY, Solution, cell_meta, notebook_assignment, parse_solution, reads_notebook
 from .plan import plan
-from .results import VISIBILITIES, Result, redact
+from .results import VISIBILITIES, Result, declared_checks, redact
 from .session import Limits, Session
+
+
+#: The smallest memory limit accepted (address space per process).  Measured on Linux x86-64 with
+#: the lock's versions, one BLAS thread and two malloc arenas (which :class:`~.kernel.Kernel` sets):
+#: the guard and numpy start at 280 MB, not at 272 MB (numpy's import fails: every submission
+#: would score 0); exercise 01's solution grades to full marks from 280 MB; exercise 14 (Numba)
+#: needs more than 512 MB (full marks at 768 MB).  320 MB leaves a margin over 280.
+MIN_MEMORY = 320 << 20
+
+
+def refusal(problem: str) -> str:
+    """The message refusing an official grade that would not be isolated."""
+    return ("refusing to give an official grade without isolation: " + problem + ". Unisolated, the "
+            "graded code could read the solution and forge its own result. To grade anyway (e.g. your "
+            "own test run), pass --allow-unisolated; the grade then says it was not isolated")
 
 
 def find_solution(notebook: Path, assignment: str | None = None, solution=None, *,
@@ -25,24 +40,19 @@ def find_solution(notebook: Path, assignment: str | None = None, solution=None, 
     """The solution notebook to grade *notebook* with.
 
     *solution* is a notebook, or a directory holding ``<assignment>.ipynb`` (then *assignment*, given
-    by the caller, is required).  Without *solution*, and only when not *official* (a student checking
-    their own work), ``solutions/<assignment>.ipynb`` in the current directory is used.  Nothing
-    beside the submission is ever searched.  Raises :class:`GradingError` when there is no solution.
+    by the caller, is required).  It is never looked for: not beside the submission, not in
+    ``solutions/`` of the current directory (a student working in a copy of the course repository
+    would otherwise run the hidden tests on demand).  Raises :class:`GradingError` when there is none.
     """
     if solution is None:
         if official:
             raise GradingError(f"{notebook}: an official grade (--json) needs --solution: the solution "
                                "notebook, or a solutions directory with --assignment NAME; the notebook "
                                "itself never chooses its solution")
-        if assignment is None:
-            raise GradingError(f"{notebook}: the notebook has no memlab metadata (nb.metadata['{KEY}']"
-                               "['assignment']), so its solution cannot be found; is it a memlab exercise? "
-                               "Pass --solution to name the solution notebook")
-        p = Path.cwd() / "solutions" / f"{assignment}.ipynb"
-        if not p.is_file():
-            raise GradingError(f"{notebook}: no solution notebook for assignment {assignment!r}: looked for "
-                               f"solutions/{assignment}.ipynb in the current directory; pass --solution PATH")
-        return p
+        raise GradingError(f"{notebook}: no solution given; grading runs the instructors' hidden tests, "
+                           "so it needs --solution NOTEBOOK (or --solution DIR --assignment NAME) and never "
+                           "looks for one by itself. To check your work against the checks the notebook "
+                           f"shows, run: memlab check-work {notebook}")
     p = Path(solution)
     if p.is_dir():
         if assignment is None:
@@ -52,6 +62,80 @@ def find_solution(notebook: Path, assignment: str | None = None, solution=None, 
     if not p.is_file():
         raise GradingError(f"{notebook}: the solution notebook {p} does not exist")
     return p
+
+
+#: The largest notebook graded, in bytes (a notebook with figures is a few MB).
+MAX_NOTEBOOK_BYTES = 32 << 20
+
+
+def read_submission(path: Path) -> bytes:
+    """The submitted notebook's bytes: a regular file, opened without following a symbolic link
+    (a link to the solution, ``/dev/zero`` or a FIFO is refused, never read) and at most
+    ``MAX_NOTEBOOK_BYTES``."""
+    import os
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise GradingError(f"{path}: no such notebook") from None
+    except OSError as e:
+        if os.path.islink(path):
+            raise GradingError(f"{path}: is a symbolic link; submit the notebook file itself") from None
+        raise GradingError(f"{path}: cannot read the notebook: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise GradingError(f"{path}: is a directory, not a notebook")
+        if not stat.S_ISREG(st.st_mode):
+            raise GradingError(f"{path}: is not a regular file (a device, a FIFO or a socket); "
+                               "submit the notebook file itself")
+        if st.st_size > MAX_NOTEBOOK_BYTES:
+            raise GradingError(f"{path}: is {st.st_size / 2**20:.1f} MB, more than the "
+                               f"{MAX_NOTEBOOK_BYTES >> 20} MB a notebook may have; clear its outputs")
+        chunks, size = [], 0
+        while size <= MAX_NOTEBOOK_BYTES:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+        if size > MAX_NOTEBOOK_BYTES:
+            raise GradingError(f"{path}: more than the {MAX_NOTEBOOK_BYTES >> 20} MB a notebook may have")
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if not data.strip():
+        raise GradingError(f"{path}: the notebook is an empty file")
+    return data
+
+
+def escape_surrogates(nb) -> int:
+    """Replace lone surrogates (``"\\ud800"`` in the JSON: not text any encoder accepts) in every
+    string of *nb*, in place, by U+FFFD; returns how many were replaced, so results.json can
+    always be written."""
+    import re
+    lone = re.compile("[\ud800-\udfff]")
+    count = 0
+
+    def fix(x):
+        nonlocal count
+        if isinstance(x, str):
+            y, n = lone.subn("\ufffd", x)
+            count += n
+            return y
+        if isinstance(x, dict):
+            for k in list(x):
+                v = fix(x[k])
+                k2 = fix(k)
+                if k2 != k:
+                    del x[k]
+                x[k2] = v
+            return x
+        if isinstance(x, list):
+            x[:] = [fix(v) for v in x]
+        return x
+    fix(nb)
+    return count
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -91,7 +175,7 @@ def load(notebook, solution=None, assignment: str | None = None, official: bool 
     if sol is None and (solution is not None or official):
         sol_path = find_solution(path, assignment, solution, official=official)
         sol = read_solution(sol_path)
-    raw = _read(path, "notebook")
+    raw = read_submission(path)
     nb = _parse(raw, path)
     meta = notebook_assignment(nb, str(path))
     if meta is None and not any(cell_meta(c) for c in nb.cells):
@@ -113,7 +197,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
           total_timeout: float = 600.0, json_path=None, max_restarts: int = 5, max_output: int = 20_000,
           startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None,
           memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None,
-          hidden_visibility: str = "visible", slot: int = 0) -> Result:
+          hidden_visibility: str = "visible", slot: int = 0, allow_unisolated: bool = True) -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
     *solution* is the solution notebook (or a directory of them, with *assignment*, or a parsed
@@ -126,9 +210,12 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     (None: no limit).  *progress* receives one line per question as soon as its tests have run.
     *hidden_visibility* is Gradescope's ``visibility`` for what hidden tests decide in results.json.
     *slot* picks the grading user when isolated (parallel workers use one each, see :mod:`.batch`).
+    With ``allow_unisolated=False`` (an official grade: ``--json``, ``grade-all``, the autograder) a
+    run that would not be isolated is refused, saying why and how to fix it.
     The notebook file is read once and never written.  Raises :class:`GradingError` for bad input
     (not for anything the student's code does).  If results.json cannot be written at the end, the
-    result says why in ``json_error``: the grade is returned, never lost.
+    result says why in ``json_error``: the grade is returned, never lost.  Whatever fails (also a
+    bug of the grader), *json_path* receives a score-0 record saying why.
     """
     t_start = time.monotonic()
     max_score, sol_path = 0.0, None
@@ -136,8 +223,9 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         raise GradingError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
                            f"not {hidden_visibility!r}")
     try:
-        if memory_limit is not None and memory_limit < 256 << 20:
-            raise GradingError(f"memory_limit must be at least 256 MB (or None), not {memory_limit!r} bytes")
+        if memory_limit is not None and memory_limit < MIN_MEMORY:
+            raise GradingError(f"memory_limit must be at least {MIN_MEMORY >> 20} MB (what a kernel with "
+                               f"the guard and numpy needs), or None, not {memory_limit!r} bytes")
         if timeout <= 0 or total_timeout <= 0:
             raise GradingError(f"time limits must be positive, not timeout={timeout!r}, "
                                f"total_timeout={total_timeout!r}")
@@ -151,11 +239,23 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
             max_score = preloaded[1].max_score
         raw, nb, sol_path, sol = load(notebook, solution, assignment, preloaded=preloaded)
         max_score = sol.max_score
+        if not allow_unisolated:
+            problem = isolation_problem(isolate)
+            if problem:
+                raise GradingError(refusal(problem))
+        replaced = escape_surrogates(nb)
         steps, answers_of, notes = plan(nb.cells, sol)
-        with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path, slot=slot) as box:
+        if replaced:
+            notes.append(f"{replaced} lone surrogate character(s) (not valid Unicode) in the notebook "
+                         "were replaced by U+FFFD")
+        with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path, slot=slot,
+                     memory_limit=memory_limit) as box:
+            if not allow_unisolated and not box.isolated:
+                raise GradingError(refusal(box.why_not or "the run could not be isolated"))
             kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
                             popen_kwargs=box.popen_kwargs)
-            kernel.connection_dir = box.connection_dir
+            kernel.connection_dir, kernel.profile_root = box.connection_dir, box.profile_root
+            kernel.on_start = box.adopt
             rlimits = dict(box.rlimits)
             if memory_limit is not None:
                 rlimits["RLIMIT_AS"] = int(memory_limit)
@@ -169,18 +269,28 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
                 session.close()
                 kernel.shutdown()
         # Every process of the run has ended here (see Sandbox.__exit__).
-    except GradingError as e:
+    except Exception as e:  # noqa: BLE001  (bad input, or a failure of the grader: results.json all the same)
+        err = e if isinstance(e, GradingError) else \
+            GradingError(f"the grader failed: {type(e).__name__}: {e}")
         if json_path is not None:
-            Result.failed(notebook, str(e), max_score, solution=sol_path,
-                          execution_time=time.monotonic() - t_start).write_json(json_path, hidden_visibility)
-        raise
+            try:
+                Result.failed(notebook, str(err), max_score, solution=sol_path,
+                              execution_time=time.monotonic() - t_start).write_json(json_path,
+                                                                                    hidden_visibility)
+            except OSError:
+                pass
+        if err is e:
+            raise
+        raise err from e
     for q, idx in answers_of.items():
         if not idx and sol.questions[q].answers:
             session.questions[q].notes.append(f"no answer cell of question {q!r} was found in the notebook")
     secrets = [line.strip() for t in sol.tests for i, line in enumerate(t.source.split("\n"), 1)
                if i in t.hidden and len(line.strip()) >= 12 and "HIDDEN TESTS" not in line]
+    declared = {t.id: declared_checks(t.source, t.hidden) for t in sol.tests}
     for t in session.tests.values():
         t.output = redact(t.output, secrets)
+        t.declared = declared.get(t.id, [])
     result = Result(
         notebook=Path(notebook), solution=sol_path, assignment=sol.assignment,
         score=sum(t.score for t in session.tests.values()), max_score=sol.max_score,
@@ -200,25 +310,53 @@ def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: 
     """Check a course's notebooks; returns the problems found (an empty list: all is well).
     *progress* receives a line per question graded, prefixed with its notebook.
 
-    * ``exercises_dir`` is exactly what ``memlab assign solutions_dir --out exercises_dir`` writes;
+    * ``exercises_dir`` is exactly what ``memlab assign solutions_dir --out exercises_dir`` writes
+      (with ``exercises_dir=None`` this is skipped, and the exercises graded are generated afresh
+      in a temporary folder: a student's answers in the working copy never matter);
     * every solution notebook grades to full marks;
     * every exercise notebook grades to zero (without the grader failing).
-    """
-    from .assign import assign, solution_files
-    problems = list(assign(solutions_dir, exercises_dir, check=True).problems)
-    def said(path: Path):
-        return None if progress is None else (lambda line: progress(f"{path}: {line}"))
 
-    for f in solution_files(solutions_dir):
-        r = grade(f, solution=f, timeout=timeout, progress=said(f))
-        if not r.full_marks:
-            problems.append(f"{f}: the solution grades to {r.score}/{r.max_score}, not full marks:\n"
-                            + r.feedback())
-        ex = Path(exercises_dir) / f.name
-        if ex.is_file():
-            r = grade(ex, solution=f, timeout=timeout, progress=said(ex))
-            if r.score != 0:
-                passed = ", ".join(t.id for t in r.tests if t.passed)
-                problems.append(f"{ex}: the unanswered exercise scores {r.score}/{r.max_score}, not 0 "
-                                f"(tests passing without an answer: {passed})")
+    That no hidden feedback gives its expected value away is :func:`.feedbackcheck.check_feedback`
+    (``memlab check --feedback``).
+    """
+    import tempfile
+    from .assign import assign, solution_files
+    with tempfile.TemporaryDirectory(prefix="memlab-check-") as tmp:
+        if exercises_dir is None:
+            exercises_dir = Path(tmp) / "exercises"
+            problems = []
+            assign(solutions_dir, exercises_dir)
+        else:
+            problems = list(assign(solutions_dir, exercises_dir, check=True).problems)
+
+        def said(path: Path):
+            return None if progress is None else (lambda line: progress(f"{path}: {line}"))
+
+        for f in solution_files(solutions_dir):
+            r = grade(f, solution=f, timeout=timeout, progress=said(f))
+            if not r.full_marks:
+                problems.append(f"{f}: the solution grades to {r.score}/{r.max_score}, not full marks:\n"
+                                + r.feedback())
+            ex = Path(exercises_dir) / f.name
+            if ex.is_file():
+                r = grade(ex, solution=f, timeout=timeout, progress=said(ex))
+                if r.score != 0:
+                    problems.append(f"{ex}: the unanswered exercise scores {r.score:g}/{r.max_score:g}, not 0; "
+                                    "points earned without an answer: " + earned_without_answer(r))
     return problems
+
+
+def earned_without_answer(r: Result) -> str:
+    """Which checks of *r* scored, and the points of a tests cell that no check holds."""
+    parts = []
+    for t in r.tests:
+        if t.score <= 0:
+            continue
+        checks = [c for c in t.checks if c.passed and c.score > 0]
+        got = [f"check {c.name!r} ({c.score:g})" for c in checks]
+        rest = t.score - sum(c.score for c in checks)
+        if rest > 1e-9:
+            got.append(f"{rest:g} point(s) no check holds" if t.checks or t.declared
+                       else f"{rest:g} point(s): the whole cell passed")
+        parts.append(f"{t.id}: " + ", ".join(got))
+    return "; ".join(parts) or "none found"

@@ -117,8 +117,8 @@ def _feedback(e, name, lines, hidden):
     except _BaseException:  # noqa: BLE001  (a __str__ that raises)
         what = _type(e).__name__
     what = what[:2000] + (" ... [clipped]" if _len(what) > 2000 else "")
-    if _isinstance(e, _KeyboardInterrupt):
-        what = "KeyboardInterrupt (the time limit passed)"
+    # No "time limit" here: a KeyboardInterrupt may be the student's own.  The grader knows whether
+    # it interrupted the kernel (memlab.grading.kernel: status "timeout") and says so itself.
     last = max((i for i, f in enumerate(frames) if f.filename == name), default=-1)
     theirs = [f for f in frames[last + 1:] if _students(f.filename)]
     trace = ""

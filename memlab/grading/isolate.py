@@ -13,7 +13,17 @@ When the grader runs as root (Gradescope's container, CI), :class:`Sandbox`:
 
 The solution was read into memory before (:func:`memlab.grading.grade.load`); :attr:`Sandbox.notes`
 warns if its file is readable by that user anyway.  When not root, or when that user cannot run this
-interpreter, the run is not isolated and a note says so.
+interpreter, the run is not isolated and a note says so; whether another user can run the
+interpreter is checked first (as ``nobody``), before any user is created.
+
+Root never writes or changes ownership by path inside the grading user's directory: the notebook's
+copy is written through a file descriptor opened with ``O_NOFOLLOW`` before the directory is handed
+over, and the kernel's connection file lives in a root-owned directory the user can only read.
+``HOME`` and ``IPYTHONDIR`` point to a root-owned, read-only, empty IPython profile (given to the
+kernel with ``--profile-dir``), so no startup file or configuration of anyone runs in the kernel.
+Memory: one limit for all the run's processes through a cgroup (:mod:`.cgroup`) where the host
+offers one; else each process is limited on its own (``RLIMIT_AS``) and the user to
+``MAX_PROCESSES`` processes, and a note says so.
 """
 from __future__ import annotations
 
@@ -35,6 +45,13 @@ USER = "memlab-grader"
 LOCK = "/run/memlab-grader.lock"
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 MAX_PROCESSES = 512          # processes and threads of the grading user (RLIMIT_NPROC), when isolated
+
+
+def kernel_python() -> str:
+    """The interpreter the grading kernel runs: this one (``sys.executable``), or the one named by
+    ``MEMLAB_GRADING_PYTHON`` (set by whoever runs the grader, e.g. ``make test``: a venv made from a
+    system Python that the grading user can read, with memlab installed in it)."""
+    return os.environ.get("MEMLAB_GRADING_PYTHON") or sys.executable
 
 
 def can_isolate() -> bool:
@@ -69,13 +86,34 @@ def grader_user(slot: int = 0) -> tuple[int, int, str]:
     return p.pw_uid, p.pw_gid, "nobody"
 
 
-@functools.lru_cache(maxsize=None)
-def user_can_run_kernel(uid: int, gid: int) -> str:
-    """Why *uid* cannot start this interpreter's kernel ("" if it can)."""
-    d = tempfile.mkdtemp(prefix="memlab-probe-")
+def probe_user() -> tuple[int, int]:
+    """``(uid, gid)`` of ``nobody``, present on every system: the interpreter check runs as it
+    before any grading user is created."""
     try:
-        os.chown(d, uid, gid)
-        r = subprocess.run([sys.executable, "-c", "import ipykernel, memlab.testing"], user=uid, group=gid,
+        p = pwd.getpwnam("nobody")
+        return p.pw_uid, p.pw_gid
+    except KeyError:
+        return 65534, 65534
+
+
+#: How to give the grading user an interpreter it can run (said when it cannot).
+VENV_HINT = ("make the grading environment from a system Python that other users can read, e.g. "
+             "`/usr/bin/python3 -m venv /opt/memlab-venv && /opt/memlab-venv/bin/pip install -r "
+             "requirements.lock . && chmod -R a+rX /opt/memlab-venv` (README, \"Grading\"); an "
+             "interpreter under /root (pyenv's default) cannot be run by another user")
+
+
+def user_can_run_kernel(uid: int, gid: int) -> str:
+    """Why *uid* cannot start the grading kernel's interpreter (:func:`kernel_python`; "" if it can)."""
+    return _can_run(uid, gid, kernel_python())
+
+
+@functools.lru_cache(maxsize=None)
+def _can_run(uid: int, gid: int, python: str) -> str:
+    d = tempfile.mkdtemp(prefix="memlab-probe-")       # root's, readable: the probe writes nothing
+    try:
+        os.chmod(d, 0o755)
+        r = subprocess.run([python, "-c", "import ipykernel, memlab.testing"], user=uid, group=gid,
                            extra_groups=[], cwd=d, env=_env(d, None), capture_output=True, text=True,
                            timeout=120)
         return "" if r.returncode == 0 else (r.stderr.strip().splitlines() or ["it failed"])[-1][:300]
@@ -133,7 +171,7 @@ def kill_all(uid: int, gid: int) -> int:
             return 0
         left = len(pids)
         try:   # a process of that user may signal them all at once, forks included
-            subprocess.run([sys.executable, "-S", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
+            subprocess.run([kernel_python(), "-S", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
                            user=uid, group=gid, extra_groups=[], env={}, cwd="/", timeout=10,
                            capture_output=True)
         except (OSError, subprocess.SubprocessError):
@@ -217,42 +255,151 @@ def end_orphans(before: set[int]) -> int:
     return n
 
 
+def isolation_problem(isolate: bool | None = None) -> str:
+    """Why a grading run would not be isolated, and how to fix it ("" when it would be).  Creates
+    no user: the interpreter is tried as ``nobody``."""
+    if isolate is False:
+        return "isolation was turned off (--no-isolate); leave that option out"
+    if not can_isolate():
+        return ("the grader is not running as root, so the graded code would run with the grader's "
+                "own rights; run the grading as root (e.g. in the autograder's container, or with "
+                "sudo), which runs the kernel as the unprivileged user " + USER)
+    why = user_can_run_kernel(*probe_user())
+    if why:
+        return (f"another user cannot start this interpreter's kernel ({kernel_python()}: {why}); "
+                + VENV_HINT)
+    return ""
+
+
+PROFILE_SUBDIRS = ("startup", "security", "log", "pid", "db")
+
+
+def empty_profile(parent: str, gid: int | None = None) -> tuple[str, str]:
+    """Make ``parent/home`` holding an empty IPython profile (``.ipython/profile_default`` with its
+    sub-directories), read-only for everyone (and owned by root when run as root); returns
+    ``(home, profile_dir)``.  *parent* must be a fresh directory of this process."""
+    home = os.path.join(parent, "home")
+    ipdir = os.path.join(home, ".ipython")
+    profile = os.path.join(ipdir, "profile_default")
+    for sub in PROFILE_SUBDIRS:
+        os.makedirs(os.path.join(profile, sub))
+    for d in [os.path.join(profile, sub) for sub in PROFILE_SUBDIRS] + [profile, ipdir, home]:
+        os.chmod(d, 0o555)
+    return home, profile
+
+
+def _write_new(path: str, data: bytes, uid: int | None = None, gid: int | None = None) -> None:
+    """Create *path* (never following a link, never reusing a file) and write *data* through the
+    descriptor; hand it to *uid* by that descriptor too."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as f:
+            f.write(data)
+        if uid is not None:
+            os.fchown(fd, uid, gid if gid is not None else -1)
+    finally:
+        os.close(fd)
+
+
 class Sandbox:
     """Where and as whom the kernel runs; a context manager (see the module docstring)."""
 
     def __init__(self, notebook: Path, data: bytes, isolate: bool | None = None, env: dict | None = None,
-                 solution: Path | None = None, slot: int = 0):
+                 solution: Path | None = None, slot: int = 0, memory_limit: int | None = None):
         self.notebook, self.data, self.base_env = notebook, data, env
         self.slot = slot
         self.want = can_isolate() if isolate is None else isolate
         self.solution = solution
+        self.memory_limit = memory_limit
         self.isolated = False
+        self.why_not = ""                       # why the run is not isolated (for a refusal)
         self.notes: list[str] = []
         self.cwd: str = str(notebook.resolve().parent)
         self.env: dict | None = env
         self.popen_kwargs: dict = {}
         self.rlimits: dict[str, int] = {}       # the kernel lowers these itself (guard.setup_code)
         self.connection_dir: str | None = None
+        self.profile_root: str | None = None    # the kernel makes a fresh empty profile there per start
+        self.group = None                       # the run's cgroup (.cgroup.RunGroup), if any
         self._dir: str | None = None
+        self._root_dir: str | None = None
         self._lock = None
         self._user: tuple[int, int, str] | None = None
+
+    def _not_isolated(self, why: str, note: str) -> "Sandbox":
+        self.why_not = why
+        self.notes.append(note)
+        self._private_profile()
+        return self
+
+    def _private_profile(self) -> None:
+        """Not isolated: a fresh, read-only, empty IPython profile all the same, so no startup file
+        (of this user, or planted by an earlier run) runs in the kernel."""
+        self._root_dir = self.profile_root = tempfile.mkdtemp(prefix="memlab-run-")
+        self.env = dict(os.environ if self.base_env is None else self.base_env)
+        self.env.pop("PYTHONSTARTUP", None)
+
+    def adopt(self, pid: int) -> None:
+        """The kernel started as *pid*: move it into the run's cgroup (before any student code)."""
+        if self.group is not None:
+            try:
+                self.group.add(pid)
+            except OSError as e:
+                self.notes.append(f"warning: the kernel could not be put under the memory limit of "
+                                  f"its cgroup ({e.strerror or e})")
+
+    def _memory(self) -> None:
+        from .cgroup import MAX_PIDS, RunGroup
+        mb = f"{self.memory_limit / 2**20:g} MB" if self.memory_limit else "no limit"
+        if can_isolate():
+            group = RunGroup(f"memlab-grade-{os.getpid()}-{int(self.slot)}", self.memory_limit)
+            if group.create():
+                self.group = group
+                if self.memory_limit:
+                    self.notes.append(f"memory: {mb} for all the graded code's processes together "
+                                      f"({group.kind}), at most {MAX_PIDS} processes")
+                return
+        extra = f", and the grading user to {MAX_PROCESSES} processes" if self.isolated else ""
+        if self.memory_limit:
+            self.notes.append(f"memory: each process of the graded code is limited to {mb} of "
+                              f"address space{extra}; this host offers no cgroup memory controller, so "
+                              "several processes together can use more")
 
     def __enter__(self) -> "Sandbox":
         self._before = _children()
         self._was_reaper = _subreaper(True)
+        try:
+            return self._enter()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+
+    def _enter(self) -> "Sandbox":
         if not self.want:
-            self.notes.append("not isolated: the grader is not running as root, so the graded code runs "
-                              "with your rights (it could read or change the solution); the processes it "
-                              "started are ended before results.json is written")
+            self._not_isolated("--no-isolate was given" if can_isolate() else
+                               "the grader is not running as root",
+                               "not isolated: " + ("isolation was turned off" if can_isolate() else
+                                                   "the grader is not running as root")
+                               + ", so the graded code runs with your rights (it could read or change the "
+                               "solution); the processes it started are ended before results.json is written")
+            self._memory()
             return self
         if not can_isolate():
             from ..errors import GradingError
             raise GradingError("isolation was asked for, but only root can run the kernel as another user")
-        uid, gid, name = grader_user(self.slot)
-        why = user_can_run_kernel(uid, gid)
+        # Could another user run this interpreter at all?  Asked as nobody, before creating anyone.
+        why = user_can_run_kernel(*probe_user())
+        if not why:
+            uid, gid, name = grader_user(self.slot)
+            why = user_can_run_kernel(uid, gid)
+        else:
+            name = "nobody"
         if why:
-            self.notes.append(f"not isolated: the user {name} cannot start this interpreter's kernel "
-                              f"({why}); make the Python environment readable by other users")
+            self._not_isolated(
+                f"another user ({name}) cannot start this interpreter's kernel ({kernel_python()}: {why})",
+                f"not isolated: the user {name} cannot start this interpreter's kernel ({why}); "
+                + VENV_HINT)
+            self._memory()
             return self
         # one lock per grading user ('nobody', the fallback, is shared: its runs take turns)
         lock = LOCK if self.slot == 0 or name == "nobody" else \
@@ -262,16 +409,22 @@ class Sandbox:
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._user = (uid, gid, name)
         kill_all(uid, gid)                 # leftovers of a run that was itself killed
+        # Root's directory (read-only for the user): the connection files and the empty profile.
+        self._root_dir = self.profile_root = tempfile.mkdtemp(prefix="memlab-run-")
+        home, _ = empty_profile(self._root_dir)
+        os.chown(self._root_dir, 0, gid)
+        os.chmod(self._root_dir, 0o750)
+        # The user's directory: the notebook's copy is written and handed over before the
+        # directory is, so no path in it is ever followed by root afterwards.
         self._dir = tempfile.mkdtemp(prefix="memlab-grade-")
         os.chmod(self._dir, 0o700)
         name_ = self.notebook.name if self.notebook.name.endswith(".ipynb") else "submission.ipynb"
-        copy = os.path.join(self._dir, name_)
-        with open(copy, "wb") as f:
-            f.write(self.data)
-        for p in (self._dir, copy):
-            os.chown(p, uid, gid)
-        self.cwd = self.connection_dir = self._dir
+        _write_new(os.path.join(self._dir, name_), self.data, uid, gid)
+        os.chown(self._dir, uid, gid, follow_symlinks=False)
+        self.cwd = self._dir
+        self.connection_dir = self._root_dir
         self.env = _env(self._dir, self.base_env)
+        self.env["HOME"] = home                          # root's, read-only, empty
         self.popen_kwargs = {"user": uid, "group": gid, "extra_groups": []}
         self.rlimits["RLIMIT_NPROC"] = MAX_PROCESSES     # per user: a fork bomb stops there
         self.isolated = True
@@ -279,9 +432,17 @@ class Sandbox:
             self.notes.append(f"warning: the solution file {self.solution} is readable by other users, so "
                               f"the graded code could read it; keep solutions readable by root only "
                               "(the autograder bundle does)")
+        self._memory()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self.group is not None:
+            oom = self.group.out_of_memory()
+            if oom and self.memory_limit:
+                self.notes.append(f"the memory limit of {self.memory_limit / 2**20:g} MB for all the "
+                                  f"graded code's processes was reached ({oom} time(s))")
+            self.group.remove()
+            self.group = None
         end_orphans(self._before)
         if not self._was_reaper:
             _subreaper(False)
@@ -291,7 +452,26 @@ class Sandbox:
             if left:
                 self.notes.append(f"warning: {left} process(es) of the grading user could not be ended")
             _remove_user_files(uid)
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            self._user = None
+        for attr in ("_dir", "_root_dir"):
+            d = getattr(self, attr)
+            if d is not None:
+                _make_removable(d)
+                shutil.rmtree(d, ignore_errors=True)
+                setattr(self, attr, None)
         if self._lock is not None:
             self._lock.close()
+            self._lock = None
+
+
+def _make_removable(top: str) -> None:
+    """Give back write permission on the read-only directories under *top* (root's own, or this
+    user's when not isolated), without following links, so they can be removed."""
+    for d, dirs, _ in os.walk(top, followlinks=False):
+        for x in dirs:
+            p = os.path.join(d, x)
+            try:
+                if os.stat(p, follow_symlinks=False).st_uid == os.geteuid() and not os.path.islink(p):
+                    os.chmod(p, 0o700)
+            except OSError:
+                pass

@@ -4,7 +4,8 @@
 (``sys.executable``): it writes a private kernel spec whose ``argv[0]`` is ``sys.executable`` (in a
 temporary directory, removed on shutdown), so grading uses the same environment as the ``memlab``
 command, whatever ``python3`` kernel spec is installed; after start it checks the kernel's
-``sys.executable``.  Each :meth:`Kernel.execute` has a time limit; on time-out the kernel is
+``sys.executable``; ``MEMLAB_GRADING_PYTHON`` may name another, see
+:func:`.isolate.kernel_python`).  Each :meth:`Kernel.execute` has a time limit; on time-out the kernel is
 interrupted (SIGINT), and if it does not stop within a grace period it is restarted.  A kernel that
 dies (``os._exit``, a crash) is noticed within a fraction of a second.  Captured text output is
 truncated to a limit, so a cell printing megabytes does not flood the grader.
@@ -24,11 +25,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from ..errors import GradingError
+from .isolate import kernel_python
 
 KERNEL_NAME = "memlab-grader-python"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -82,55 +85,80 @@ class Kernel:
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault("MPLBACKEND", "Agg")
         self.env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+        # The address space a kernel needs does not depend on the machine's core count: one BLAS
+        # thread and two malloc arenas (else 64 MB of address space per thread; see MIN_MEMORY).
+        for k, v in (("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1"),
+                     ("MALLOC_ARENA_MAX", "2")):
+            self.env.setdefault(k, v)
         self.popen_kwargs = dict(popen_kwargs or {})    # e.g. user/group: see memlab.grading.isolate
         self.connection_dir: str | None = None            # where the connection file goes, if set
+        self.profile_root: str | None = None              # where each start makes a fresh empty profile
+        self.profile_dir: str | None = None               # the IPython profile (--profile-dir), if set
+        self.on_start: Callable[[int], None] | None = None  # called with the kernel's pid at start
         self.restarts = 0
         self.km: KernelManager | None = None
         self.kc = None
         self._specdir: str | None = None
 
     # -------------------------------------------------------------------------------- lifecycle
+    def _fresh_profile(self) -> None:
+        """A new, empty, read-only IPython profile for this start (none of an earlier kernel's
+        files, e.g. a startup file it planted, can run in this one)."""
+        from .isolate import empty_profile
+        d = tempfile.mkdtemp(prefix=f"kernel-{self.restarts}-", dir=self.profile_root)
+        _, self.profile_dir = empty_profile(d)
+        os.chmod(d, 0o555)
+        self.env["IPYTHONDIR"] = os.path.dirname(self.profile_dir)
+        self.env.pop("PYTHONSTARTUP", None)
+
     def _spec_manager(self) -> KernelSpecManager:
+        if self.profile_root is not None:
+            self._fresh_profile()
         if self._specdir is None:
             self._specdir = tempfile.mkdtemp(prefix="memlab-kernel-")
-            d = os.path.join(self._specdir, KERNEL_NAME)
-            os.mkdir(d)
-            spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                             "--HistoryManager.hist_file=:memory:"],
-                    "display_name": "memlab grader (Python)", "language": "python",
-                    "interrupt_mode": "signal"}
-            with open(os.path.join(d, "kernel.json"), "w") as f:
-                json.dump(spec, f)
+        d = os.path.join(self._specdir, KERNEL_NAME)
+        os.makedirs(d, exist_ok=True)
+        spec = {"argv": [kernel_python(), "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                         "--HistoryManager.hist_file=:memory:"]
+                + ([f"--profile-dir={self.profile_dir}"] if self.profile_dir else []),
+                "display_name": "memlab grader (Python)", "language": "python",
+                "interrupt_mode": "signal"}
+        with open(os.path.join(d, "kernel.json"), "w") as f:
+            json.dump(spec, f)
         return KernelSpecManager(kernel_dirs=[self._specdir])
 
     def start(self) -> None:
         self.km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=self._spec_manager())
         try:
             if self.connection_dir is not None:
-                # A kernel running as another user must read its connection file: it goes in that
-                # user's private directory, owned by that user.
+                # A kernel running as another user must read its connection file: it goes in a
+                # directory of root's that the user can read but not change; the file stays root's,
+                # readable by the user's group (no path the user controls is ever followed).
                 self.km.cache_ports = False       # keep the ports written in the file
                 self.km.connection_file = os.path.join(self.connection_dir, f"kernel-{self.restarts}.json")
                 self.km.write_connection_file()
-                uid, gid = self.popen_kwargs.get("user"), self.popen_kwargs.get("group")
-                if uid is not None:
-                    os.chown(self.km.connection_file, uid, gid if gid is not None else -1)
+                gid = self.popen_kwargs.get("group")
+                if gid is not None:
+                    os.chown(self.km.connection_file, -1, gid, follow_symlinks=False)
+                    os.chmod(self.km.connection_file, 0o640)
             # The kernel's own stdout/stderr (fd 1 and 2, e.g. C code printing) go nowhere.
             self.km.start_kernel(cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, **self.popen_kwargs)
+            if self.on_start is not None:
+                self.on_start(self.km.provisioner.process.pid)
             self.kc = self.km.client()
             self.kc.allow_stdin = False
             self.kc.start_channels()
             self.kc.wait_for_ready(timeout=self.startup_timeout)
         except Exception as e:  # noqa: BLE001  (any start failure is a grading failure)
             self._stop()
-            raise GradingError(f"cannot start a Python kernel ({sys.executable} -m ipykernel_launcher): "
+            raise GradingError(f"cannot start a Python kernel ({kernel_python()} -m ipykernel_launcher): "
                                f"{e}; is ipykernel installed in this environment?") from None
         r = self.execute("import sys as _s; print(_s.executable); del _s", timeout=30, silent=True)
         exe = r.text.strip()
-        if not r.ok or os.path.realpath(exe) != os.path.realpath(sys.executable):
+        if not r.ok or os.path.realpath(exe) != os.path.realpath(kernel_python()):
             self._stop()
-            raise GradingError(f"the grading kernel runs {exe!r}, not this interpreter {sys.executable!r}")
+            raise GradingError(f"the grading kernel runs {exe!r}, not the interpreter {kernel_python()!r}")
 
     def _stop(self) -> None:
         if self.kc is not None:

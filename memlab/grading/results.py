@@ -20,6 +20,37 @@ CellStatus = Literal["ok", "error", "timeout", "dead"]
 VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
 
 
+def declared_checks(source: str, hidden: set[int] = frozenset()) -> list[tuple[str, float, bool]]:
+    """The ``check(points=..., name=...)`` blocks a tests cell's source declares, in order, as
+    ``(name, points, hidden)``: read from the source (never run), so every one gets an entry in
+    results.json, also when the cell did not run."""
+    import ast
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "check":
+            kw = {k.arg: k.value for k in node.keywords}
+            name, points = kw.get("name"), kw.get("points")
+            if isinstance(name, ast.Constant) and isinstance(name.value, str) and \
+                    isinstance(points, ast.Constant) and isinstance(points.value, (int, float)):
+                out.append((node.lineno, name.value[:200], float(points.value), node.lineno in hidden))
+    return list(dict((c[1], c[1:]) for c in sorted(out)).values())
+
+
+def status_text(t: "TestResult") -> str:
+    """A tests cell's status in words: "2 of 5 checks failed", "time limit", ... (never
+    "partial" at 0 points or "failed (failed)")."""
+    if t.checks and t.status in ("partial", "failed"):
+        bad = sum(not c.passed for c in t.checks)
+        return f"{bad} of {len(t.checks)} check(s) failed"
+    return {"partial": "some tests failed", "failed (hidden tests)": "a hidden test failed",
+            "timeout": "time limit reached", "kernel died": "the kernel died",
+            "tampered": "0: the answers replaced what the tests rely on"}.get(t.status, t.status)
+
+
 def _num(x: float) -> float | int:
     return int(x) if float(x).is_integer() else round(float(x), 4)
 
@@ -65,6 +96,7 @@ class TestResult:
     checks: list[CheckResult] = field(default_factory=list)   # its check blocks, if it has any
     rest_max: float = 0.0       # the cell's points that no check holds
     hidden: bool = False        # the cell has hidden tests
+    declared: list[tuple[str, float, bool]] = field(default_factory=list)  # its check blocks, from the source
 
     @property
     def passed(self) -> bool:
@@ -132,7 +164,7 @@ class Result:
         """A plain-text score table, one line per test cell, then the total."""
         rows = []
         for t in self.tests:
-            rows.append((t.question, t.title or t.id, f"{_num(t.score)}/{_num(t.max_score)}", t.status))
+            rows.append((t.question, t.title or t.id, f"{_num(t.score)}/{_num(t.max_score)}", status_text(t)))
             rows += [("", f"  {c.name}", f"{_num(c.score)}/{_num(c.max_score)}",
                       "passed" if c.passed else "failed") for c in t.checks]
         head = ("question", "test", "score", "status")
@@ -172,32 +204,44 @@ class Result:
         parts = [self.self_check_table() if self.self_check else self.table()]
         for t in self.tests:
             if not t.passed and t.output.strip():
-                parts.append(f"--- {t.name} ({t.status})\n{t.output.rstrip()}")
+                parts.append(f"--- {t.name} ({status_text(t)})\n{t.output.rstrip()}")
         if self.notes:
             parts.append("--- notes\n" + "\n".join(self.notes))
         return clip("\n\n".join(parts), TOTAL_TEXT_LIMIT)
 
     def gradescope_tests(self, hidden_visibility: str = "visible") -> list[dict]:
         """Gradescope's ``tests``: one entry per tests cell, or per check of a cell made of checks
-        (and one for the points no check holds); what hidden tests decide gets *hidden_visibility*."""
+        (and one for the points no check holds); what hidden tests decide gets *hidden_visibility*.
+        Every check the solution declares has its entry, whatever happened: one that did not run
+        scores 0 and says why, so the list is the same for every submission."""
         out = []
         for t in self.tests:
             seen = hidden_visibility if t.hidden else "visible"
-            if not t.checks:
+            if not t.checks and not t.declared:
                 out.append({"name": t.name, "score": _num(t.score), "max_score": _num(t.max_score),
                             "output": clip(t.output, CELL_TEXT_LIMIT), "visibility": seen,
                             "status": "passed" if t.passed else "failed"})
                 continue
+            ran = {c.name for c in t.checks}
+            why = status_text(t) if t.status != "not run" else "not run"
+            first = t.output.strip().split("\n", 1)[0][:300] if t.output.strip() else ""
+            missing = [(n, p, h) for n, p, h in t.declared if n not in ran]
             for c in t.checks:
                 out.append({"name": f"{t.name} · {c.name}", "score": _num(c.score),
                             "max_score": _num(c.max_score), "output": c.output or "passed",
                             "visibility": hidden_visibility if c.hidden else "visible",
                             "status": "passed" if c.passed else "failed"})
+            for n, p, h in missing:
+                out.append({"name": f"{t.name} · {n}", "score": 0, "max_score": _num(p),
+                            "output": f"did not run: {why}" + (f" ({first})" if first and first != why else ""),
+                            "visibility": hidden_visibility if h else "visible", "status": "failed"})
+            held = sum(c.max_score for c in t.checks) + sum(p for _, p, _ in missing)
+            rest_max = max(0.0, t.max_score - held)
             rest = t.score - sum(c.score for c in t.checks)
-            if t.rest_max > 0 or abs(rest) > 1e-9:
+            if rest_max > 0 or abs(rest) > 1e-9:
                 out.append({"name": f"{t.name} · the rest of the tests", "score": _num(max(rest, 0.0)),
-                            "max_score": _num(t.rest_max), "output": clip(t.output, CELL_TEXT_LIMIT),
-                            "visibility": seen, "status": "passed" if rest >= t.rest_max else "failed"})
+                            "max_score": _num(rest_max), "output": clip(t.output, CELL_TEXT_LIMIT),
+                            "visibility": seen, "status": "passed" if rest >= rest_max else "failed"})
         return out
 
     def to_gradescope(self, hidden_visibility: str = "visible") -> dict:
@@ -232,5 +276,6 @@ class Result:
         path = Path(path)
         data = json.dumps(self.to_gradescope(hidden_visibility), indent=2, ensure_ascii=False) + "\n"
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_text(data, encoding="utf-8")
+        # a lone surrogate (graded code can print one) is written escaped: the file is always UTF-8
+        tmp.write_bytes(data.encode("utf-8", "backslashreplace"))
         os.replace(tmp, path)

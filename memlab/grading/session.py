@@ -16,7 +16,7 @@ from .guard import CHECKS, FAILED, TAMPERED, check_code, forget_code, setup_code
 from .kernel import Kernel
 from .notebook import ANSWER, Solution, TestCell, cell_meta
 from .plan import Step, question_of
-from .results import CellRun, CheckResult, QuestionResult, TestResult, clip
+from .results import CellRun, CheckResult, QuestionResult, TestResult, clip, status_text
 
 TEST_OUTPUT_LIMIT = 5_000
 
@@ -130,9 +130,11 @@ class Session:
         if self.progress is None or any(t.status == "not run" for t in mine):
             return
         got, out_of = sum(t.score for t in mine), sum(t.max_score for t in mine)
-        verdict = "passed" if got == out_of else "failed"
-        self.progress(f"{question}: {got:g}/{out_of:g} {verdict} "
-                      f"({', '.join(t.status for t in mine)})")
+        if got == out_of:
+            self.progress(f"{question}: {got:g}/{out_of:g} passed")
+        else:
+            why = "; ".join(f"{t.title or t.id}: {status_text(t)}" for t in mine if not t.passed)
+            self.progress(f"{question}: {got:g}/{out_of:g} ({why})")
 
     def _blame(self, question: str | None, what: str) -> None:
         targets = [question] if question else [t.question for t in self.tests.values() if t.status == "not run"]
@@ -297,8 +299,9 @@ class Session:
         parts = [msg] if msg else []
         if not res.passed:
             parts += self.questions[test.question].notes
-        if r.text.strip():
-            parts.append(("output:\n" if parts else "") + r.text.rstrip())
+        if r.text.strip():           # printed by a cell whose checks failed: not a verdict
+            parts.append(("what the tests cell printed (its checks did not all pass, so an \"ok\" "
+                          "printed here is not a verdict):\n" if not res.passed else "") + r.text.rstrip())
         res.output = clip("\n".join(parts), TEST_OUTPUT_LIMIT)
         self._report(test.question)
         if self.kernel.needs_restart:

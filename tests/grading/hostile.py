@@ -16,9 +16,13 @@ from typing import Callable
 
 import nbformat
 
-from attacks import (CLOSURE_CELL, CODE_SWAP, DEFAULTS_EDIT, FLOOD, FORGE_DISPLAY, FORK_STORM, FRAME_WALK,
-                     GC_REFERRERS, IMPORT_HOOK, LEAK, LIAR, MEMORY_BOMB, MEMORY_HOG, PATCH_LIBRARY,
-                     PATCH_WHEN_CALLED, REDEFINE_HELPERS, USER_EXEC)
+from attacks import (AUDIT_CTYPES, CAPTURE_DEFAULTS, CLOSURE_CELL, CMDLINE_FORGE, CODE_SWAP,
+                     CONNECTION_RACE, DEFAULTS_EDIT, DEL_UNDO, DISASSEMBLE, FLOOD, FORGE_DISPLAY, FORK_STORM,
+                     FRAME_GLOBALS, FRAME_WALK, GC_REFERRERS, GUARD_SUBCLASS, IMPORT_HOOK, LEAK, LIAR,
+                     MANY_CHILDREN, MEMORY_BOMB, MEMORY_HOG, NUMPY_INTERNALS, OWN_INTERRUPT, PATCH_LIBRARY,
+                     PATCH_WHEN_CALLED, POST_RUN_HOOK, PREDICT_INPUTS, READ_WANT, REDEFINE_HELPERS,
+                     SEND_WRAP, SETTRACE_JUMP, SHADOW_BUILTINS, STARTUP_FILE, STR_RAISES, SUCCESS_PROPERTY,
+                     SYS_KEEP, USER_EXEC)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = sorted(p.stem for p in (ROOT / "exercises").glob("*.ipynb"))
@@ -171,6 +175,9 @@ class Case:
     error: bool = False                # grading must refuse (bad input), writing a score-0 results.json
     memory_limit: int = 4 << 30        # the kernel's address space
     expect: str = ""                   # a text the feedback must hold (proof the attack ran into the limit)
+    needs_judge: bool = False          # blocked only once hidden tests run outside the kernel (the judge)
+    trial: bool = False                # one of the held-out trial's attack classes
+    absent: str = ""                   # a text the feedback must not hold
 
 
 def _add_last(src):
@@ -247,6 +254,72 @@ CASES = [
     Case("edited_tests_cells", "tests cells deleted, moved, re-pointed (1000 points) and blanked",
          lambda nb, ctx: _edit_tests_cells(nb), everywhere=True),
 ]
+
+
+def _stubs(body):
+    return lambda nb, ctx: fill_stubs(nb, body)
+
+
+def _first(src, body="return []"):
+    return lambda nb, ctx: (prepend_to_first_answer(nb, src), fill_stubs(nb, body))
+
+
+#: The classes of attack of a held-out trial, each its own answers (a blank exercise underneath:
+#: every one must score 0, in isolated and in non-isolated runs).
+TRIAL = [
+    Case("guard_subclass", "the guard's class, found through object.__subclasses__(), patched and renamed; "
+         "a decoy of its name", _first(GUARD_SUBCLASS)),
+    Case("sys_keep", "what the guard keeps in sys replaced by look-alikes", _first(SYS_KEEP)),
+    Case("post_run_hook", "an IPython post_run_cell hook clears error_in_exec", _first(POST_RUN_HOOK)),
+    Case("success_property", "ExecutionResult.success = property(lambda self: True)", _first(SUCCESS_PROPERTY)),
+    Case("send_wrap", "kernel.session.send wrapped: every execute_reply forged to status ok",
+         _first(SEND_WRAP)),
+    Case("audit_ctypes", "an audit hook rewrites the tests' code constants with ctypes", _first(AUDIT_CTYPES)),
+    Case("str_raises", "the answer raises an exception whose __str__ raises one named like the grader's "
+         "result record, carrying a forged record", _first(STR_RAISES, "raise _Boom()")),
+    Case("numpy_internals", "np.allclose._implementation.__code__ swapped, numpy's module __class__ swapped, "
+         "numpy._core.numeric.less_equal replaced", _first(NUMPY_INTERNALS)),
+    Case("del_undo", "patches numpy and memlab when called, undone by a __del__ before the guard looks",
+         _stubs(DEL_UNDO)),
+    Case("startup_file", "an IPython startup file planted in the profile, then a forced restart",
+         lambda nb, ctx: nb.cells.insert(1, code_cell(STARTUP_FILE, "student-startup"))),
+    Case("shadow_builtins", "float, int, len, abs, all, any, sorted shadowed in the notebook",
+         _first(SHADOW_BUILTINS)),
+    Case("frame_globals", "the answer rewrites the tests' frame globals (sys._getframe, and a thread over "
+         "sys._current_frames())", _stubs(FRAME_GLOBALS)),
+    Case("settrace_jump", "sys.settrace jumps past the tests' assert lines", _stubs(SETTRACE_JUMP)),
+    Case("read_want", "the answer returns the expected value read from its caller's frame", _stubs(READ_WANT)),
+    Case("capture_defaults", "a default argument captures the library; a lazy __array__ delegates at "
+         "comparison time; the test's inputs are emptied", _first(CAPTURE_DEFAULTS,
+                                                                  "return _grab(*list(locals().values()))")),
+    Case("predict_inputs", "numpy's and random's generators pinned, so hidden inputs are predictable",
+         _first(PREDICT_INPUTS)),
+    Case("disassemble", "the answer disassembles the running hidden test and prints it", _stubs(DISASSEMBLE)),
+    Case("cmdline_forge", "reads the grader's command line in /proc, writes a full-marks results.json, "
+         "kills the grader", _first(CMDLINE_FORGE), needs_isolation=True),
+    Case("surrogate", "a lone surrogate (\\ud800) in a cell's source",
+         lambda nb, ctx: nb.cells.insert(1, code_cell("x = 'SURROGATE_HERE'", "student-surrogate"))),
+    Case("many_children", "four children of 700 MB each under a 1.5 GB limit",
+         lambda nb, ctx: nb.cells.insert(1, code_cell(MANY_CHILDREN, "student-children")),
+         memory_limit=3 << 29),
+    Case("own_interrupt", "the answer raises KeyboardInterrupt itself (not a time limit)",
+         _stubs(OWN_INTERRUPT), absent="time limit"),
+    Case("connection_race", "a background process swaps the kernel's connection files for symbolic links "
+         "to a root-owned directory, then forces a restart",
+         lambda nb, ctx: nb.cells.insert(1, code_cell(CONNECTION_RACE.format(target=str(ctx["target"]),
+                                                                             marker=MARKER),
+                                                      "student-race")),
+         needs_isolation=True),
+    Case("least_memory", "correct answers under the least memory limit accepted",
+         lambda nb, ctx: None, start="solution", full_marks=True, memory_limit=320 << 20),
+]
+#: blocked only once hidden tests run in a process of their own (the judge): in the kernel, the
+#: grader's own in-kernel machinery or the kernel's reply can be reached, and a hidden test's code read
+JUDGE_ONLY = ("guard_subclass", "post_run_hook", "success_property", "send_wrap", "disassemble")
+for _c in TRIAL:
+    _c.trial = True
+    _c.needs_judge = _c.name in JUDGE_ONLY
+CASES += TRIAL
 BY_NAME = {c.name: c for c in CASES}
 
 
@@ -265,9 +338,14 @@ def build(case: Case, exercise: str, workdir: Path, solution: Path, results: Pat
                   workdir / f"{exercise}.ipynb.solution"):
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(json.dumps(evil))
-    case.build(nb, {"solution": solution, "results": results, "plant": plant, "exercise": exercise})
+    target = workdir.parent / "root-owned"
+    target.mkdir(exist_ok=True)
+    case.build(nb, {"solution": solution, "results": results, "plant": plant, "exercise": exercise,
+                    "target": target})
     path = workdir / f"{exercise}.ipynb"
     nbformat.write(nb, path)
+    if case.name == "surrogate":         # not writable by nbformat: a JSON escape of a lone surrogate
+        path.write_text(path.read_text().replace("SURROGATE_HERE", "\\ud800"))
     return path
 
 
@@ -290,4 +368,10 @@ def leaked(results_text: str, solution: Path) -> list[str]:
             if i in hidden_lines(t.source) and len(s) >= 20 and "HIDDEN TESTS" not in s:
                 if any(s in text for text in texts):
                     out.append(s)
+                # a hidden line's string constants, where a disassembly shows them (check names and
+                # the author's messages are feedback the judge gives on purpose)
+                for lit in [] if not any("LOAD_CONST" in t for t in texts) else re.findall(r"'([^']{16,})'|\"([^\"]{16,})\"", s):
+                    lit = lit[0] or lit[1]
+                    if "{" not in lit and any(lit in text for text in texts):
+                        out.append(lit)
     return out

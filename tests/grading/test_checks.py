@@ -168,3 +168,35 @@ def test_forbid_takes_a_class_and_its_methods_in_any_order():
         with forbid("memlab.memory.kvcache.PagedAllocator", "memlab.no_such_thing.f"):
             pass
     assert kvcache.PagedAllocator is cls
+
+
+def test_gradescope_lists_every_declared_check_whatever_happened():
+    """The same test list for every submission: a tests cell that timed out still has one entry per
+    check its source declares, at 0 with the reason, and the rest of its points."""
+    from pathlib import Path
+    from memlab.grading.results import Result, TestResult, declared_checks
+    src = ('with check(points=1, name="small"):\n    pass\n### BEGIN HIDDEN TESTS\n'
+           '@check(points=2, name="large")\ndef t():\n    pass\n### END HIDDEN TESTS\n')
+    declared = declared_checks(src, hidden={4, 5, 6})
+    assert declared == [("small", 1.0, False), ("large", 2.0, True)]
+    t = TestResult("q1_tests", "q1", "Sort", 4.0, status="timeout", hidden=True, declared=declared,
+                   output="the tests did not finish within the time limit of 30 s")
+    r = Result(notebook=Path("a.ipynb"), solution=None, assignment="x", score=0, max_score=4, questions={},
+               tests=[t], cells=[], kernel_restarts=0, execution_time=1.0)
+    got = r.gradescope_tests("after_published")
+    assert [(e["name"], e["score"], e["max_score"], e["visibility"]) for e in got] == [
+        ("q1: Sort · small", 0, 1, "visible"), ("q1: Sort · large", 0, 2, "after_published"),
+        ("q1: Sort · the rest of the tests", 0, 1, "after_published")]
+    assert got[0]["output"].startswith("did not run: time limit reached")
+
+
+def test_gradebook_gives_a_short_cause_per_question():
+    from memlab.grading.batch import _cause, _short
+    from memlab.grading.results import CheckResult, QuestionResult, TestResult
+    assert _short("answer cell 'q1' (cell 3) raised ModuleNotFoundError: No module named 'x'\nmore") == \
+        "cell 3 raised ModuleNotFoundError: No module named 'x'"
+    q = QuestionResult("q1", "", 3, tests=[TestResult("t", "q1", "", 3, status="timeout")])
+    assert _cause(q, 30) == "time limit 30 s"
+    t = TestResult("t", "q2", "", 3, status="partial", score=1,
+                   checks=[CheckResult("a", 1, True), CheckResult("b", 2, False)])
+    assert _cause(QuestionResult("q2", "", 3, tests=[t]), 30) == "1 of 2 check(s) failed"

@@ -120,8 +120,9 @@ def test_assign_refuses_to_overwrite_edited_exercise(tmp_path, capsys):
     nb.cells[3].source = "def double(x):\n    return 2 * x"
     nbformat.write(nb, path)
     edited = path.read_bytes()
-    with pytest.raises(GradingError, match=r"(?s)refusing.*--force.*tiny\.ipynb"):
+    with pytest.raises(GradingError, match=r"(?s)refusing.*--out DIR.*tiny\.ipynb") as e:
         assign(NB / "tiny.ipynb", out)
+    assert "--force" not in str(e.value)
     assert path.read_bytes() == edited
     assert main(["assign", str(NB / "tiny.ipynb"), "--out", str(out)]) == 1
     assert "tiny.ipynb" in capsys.readouterr().err
@@ -269,7 +270,7 @@ def test_no_memlab_metadata(tmp_path):
 def test_missing_solution(tmp_path):
     ex = tmp_path / "ex"
     assign(NB / "tiny.ipynb", ex)
-    with pytest.raises(GradingError, match=r"no solution notebook for assignment 'tiny'"):
+    with pytest.raises(GradingError, match=r"no solution given; .* never looks for one by itself"):
         grade(ex / "tiny.ipynb")
     with pytest.raises(GradingError, match="does not exist"):
         grade(ex / "tiny.ipynb", solution=tmp_path / "nope.ipynb")

@@ -7,6 +7,7 @@ runs on every exercise.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -50,11 +51,11 @@ def _marked_processes() -> list[int]:
     return out
 
 
-def run(case: hostile.Case, exercise: str, tmp_path: Path, builder=None):
+def run(case: hostile.Case, exercise: str, tmp_path: Path, builder=None, isolate: bool | None = None):
     """Build and grade one hostile notebook; check what every case must keep; returns (data, result, s)."""
     work, out, sold = tmp_path / "submission", tmp_path / "results", tmp_path / "solution"
     for d in (work, out, sold):
-        d.mkdir()
+        d.mkdir(parents=True)
     solution = sold / f"{exercise}.ipynb"
     shutil.copyfile(ROOT / "solutions" / f"{exercise}.ipynb", solution)
     os.chmod(solution, 0o600)
@@ -66,7 +67,7 @@ def run(case: hostile.Case, exercise: str, tmp_path: Path, builder=None):
     result = None
     try:
         result = grade(path, solution=solution, json_path=results, timeout=case.timeout,
-                       total_timeout=case.total_timeout, memory_limit=case.memory_limit)
+                       total_timeout=case.total_timeout, memory_limit=case.memory_limit, isolate=isolate)
     except GradingError:
         assert case.error, f"{case.name}: grading refused the notebook"
     seconds = time.monotonic() - t0
@@ -87,7 +88,7 @@ def run(case: hostile.Case, exercise: str, tmp_path: Path, builder=None):
     return data, result, seconds
 
 
-@pytest.mark.parametrize("name", [c.name for c in hostile.CASES])
+@pytest.mark.parametrize("name", [c.name for c in hostile.CASES if not c.trial])
 def test_hostile_case_on_exercise_01(name, tmp_path):
     case = hostile.BY_NAME[name]
     if case.needs_isolation and not isolated():
@@ -159,3 +160,157 @@ def test_a_patch_costs_the_question_whose_answer_made_it(tmp_path):
     out = {t.question: t.output for t in r.tests}
     assert "numpy.isclose" in out["q3_mul_gradient"]
     assert all(c.status == "ok" for c in r.cells if c.index == len(nb.cells) - 1), "np.isclose was not put back"
+
+
+# --- The attack classes of a held-out trial (hostile.TRIAL), in isolated and in non-isolated runs ----
+JUDGE = importlib.util.find_spec("memlab.grading.judge") is not None
+MODES = ["isolated", "not isolated"]
+
+
+def _mode(mode: str) -> bool:
+    if mode == "isolated" and not isolated():
+        pytest.skip("needs isolation: run as root with an interpreter the grading user can run "
+                    "(make test makes one: MEMLAB_GRADING_PYTHON)")
+    return mode == "isolated"
+
+
+def _trial_builder(prepends: list[str], bodies: list[str], cells: list[str] = ()):
+    """One notebook: the *prepends* attacks' code at the top of the first answer, the *bodies* attacks'
+    answers one per answer cell (the rest blank), the *cells* attacks as cells of their own."""
+    def build(case, exercise, work, solution, results):
+        import nbformat
+        path = hostile.build(hostile.Case("trial", "", lambda nb, ctx: None), exercise, work, solution, results)
+        nb = nbformat.read(path, as_version=4)
+        ctx = {"solution": solution, "results": results, "exercise": exercise, "target": work.parent}
+        for name in cells:
+            hostile.BY_NAME[name].build(nb, ctx)
+        answers = hostile.answer_cells(nb)
+        for name, cell in zip(bodies, answers):
+            one = nbformat.v4.new_notebook(cells=[cell])
+            hostile.BY_NAME[name].build(one, ctx)
+        for name in prepends:
+            hostile.BY_NAME[name].build(nb, ctx) if name not in bodies else None
+        nbformat.write(nb, path)
+        if "surrogate" in cells:
+            path.write_text(path.read_text().replace("SURROGATE_HERE", "\\ud800"))
+        return path
+    return build
+
+
+#: the trial's attacks on what runs in the kernel, in three notebooks (each grading costs seconds)
+TRIAL_GROUPS = {
+    "patches": (["sys_keep", "audit_ctypes", "numpy_internals", "shadow_builtins", "predict_inputs",
+                 "str_raises"], ["str_raises", "del_undo", "frame_globals", "settrace_jump"], ["surrogate"]),
+    "answers": (["capture_defaults"], ["read_want", "capture_defaults", "own_interrupt"], []),
+    "judge": (["guard_subclass", "post_run_hook", "success_property", "send_wrap"], ["disassemble"] * 4, []),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("group", list(TRIAL_GROUPS))
+def test_trial_attacks_score_what_the_answers_earn(group, mode, tmp_path):
+    """A blank exercise 01 carrying the attacks scores 0 (hidden lines never in results.json)."""
+    names = {n for part in TRIAL_GROUPS[group] for n in part}
+    if any(hostile.BY_NAME[n].needs_judge for n in names) and not JUDGE:
+        pytest.skip("blocked only by the judge (hidden tests in a process of their own), not in this checkout")
+    # the guard's class broken: every call of the answers stops the kernel until the total limit
+    case = hostile.Case(f"trial-{group}", "", None, **({"timeout": 2.0, "total_timeout": 10.0}
+                                                       if group == "judge" else {}))
+    data, result, _ = run(case, "01_executor", tmp_path, builder=_trial_builder(*TRIAL_GROUPS[group]),
+                          isolate=_mode(mode))
+    assert data["score"] == 0, f"{group} ({mode}): {data['score']}/{data['max_score']}\n{result.feedback()}"
+    assert data["max_score"] == 13
+    text = result.feedback()
+    if "own_interrupt" in names:        # the student's own KeyboardInterrupt is not a time limit
+        assert "KeyboardInterrupt" in text and "time limit" not in text, text
+    if "surrogate" in names:
+        assert "lone surrogate character(s)" in text, text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_trial_startup_file_runs_in_no_later_kernel(mode, tmp_path):
+    """A startup file planted in the IPython profile, then a forced restart: nothing runs it, and
+    a blank notebook graded next still scores 0 (the profile is fresh, empty and read-only)."""
+    iso = _mode(mode)
+    data, result, _ = run(hostile.BY_NAME["startup_file"], "01_executor", tmp_path / "a", isolate=iso)
+    assert data["score"] == 0 and "restarted" in result.feedback(), result.feedback()
+    data, result, _ = run(hostile.Case("blank", "", lambda nb, ctx: None), "01_executor", tmp_path / "b",
+                          isolate=iso)
+    assert data["score"] == 0, result.feedback()
+
+
+def test_trial_memory_is_one_limit_for_all_processes(tmp_path):
+    """Four children of 700 MB under a 1.5 GB limit: one limit for all of them where the host has a
+    cgroup (some are killed and a note says the limit was reached), else a note says it is per process."""
+    data, result, _ = run(hostile.BY_NAME["many_children"], "01_executor", tmp_path)
+    assert data["score"] == 0
+    text = result.feedback()
+    assert ("for all the graded code's processes together" in text and "was reached" in text) or \
+        "several processes together can use more" in text, text
+
+
+def test_trial_least_memory_grades_a_correct_notebook(tmp_path):
+    from memlab.grading.grade import MIN_MEMORY
+    case = hostile.BY_NAME["least_memory"]
+    assert case.memory_limit == MIN_MEMORY
+    data, result, _ = run(case, "01_executor", tmp_path)
+    assert data["score"] == data["max_score"] == 13, result.feedback()
+
+
+@pytest.mark.parametrize("name", ["connection_race", "cmdline_forge"])
+def test_trial_attacks_on_the_grader_itself(name, tmp_path):
+    """Isolated only (unisolated, the graded code has the grader's rights: official grades are then
+    refused, test_unisolated_official_grades_are_refused): root changes nothing by a path the user
+    controls, and the grader's command line and results.json are out of reach."""
+    _mode("isolated")
+    (tmp_path / "root-owned").mkdir()
+    data, result, _ = run(hostile.BY_NAME[name], "01_executor", tmp_path)
+    assert data["score"] == 0, result.feedback()
+    assert os.stat(tmp_path / "root-owned").st_uid == 0, "root handed its directory to the grading user"
+
+
+def test_unisolated_official_grades_are_refused(tmp_path):
+    """--json without isolation: refused, saying why and how to fix it; results.json says so too."""
+    out = tmp_path / "results.json"
+    nb = tmp_path / "01_executor.ipynb"
+    shutil.copyfile(ROOT / "exercises" / "01_executor.ipynb", nb)
+    r = subprocess.run([sys.executable, "-m", "memlab", "grade", str(nb), "--solution",
+                        str(ROOT / "solutions" / "01_executor.ipynb"), "--json", str(out), "--no-isolate"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "refusing to give an official grade without isolation" in r.stderr, r.stderr
+    assert "--allow-unisolated" in r.stderr and "--no-isolate" in r.stderr
+    data = json.loads(out.read_text())
+    assert data["score"] == 0 and "refusing" in data["output"]
+
+
+@pytest.mark.parametrize("target", ["solution", "/dev/zero", "fifo", "big"])
+def test_trial_submission_must_be_a_regular_file(target, tmp_path):
+    """A submission that is a symbolic link (to the solution, /dev/zero), a FIFO or too big is
+    refused at once with a score-0 results.json, never followed or read to the end."""
+    from memlab.grading.grade import MAX_NOTEBOOK_BYTES
+    nb, out = tmp_path / "01_executor.ipynb", tmp_path / "results.json"
+    if target == "fifo":
+        os.mkfifo(nb)
+    elif target == "big":
+        with open(nb, "wb") as f:
+            f.truncate(MAX_NOTEBOOK_BYTES + 1)
+    else:
+        os.symlink(ROOT / "solutions" / "01_executor.ipynb" if target == "solution" else target, nb)
+    t0 = time.monotonic()
+    with pytest.raises(GradingError, match="symbolic link|not a regular file|MB a notebook may have"):
+        grade(nb, solution=ROOT / "solutions" / "01_executor.ipynb", json_path=out)
+    assert time.monotonic() - t0 < 10
+    data = json.loads(out.read_text())
+    assert data["score"] == 0 and data["max_score"] == 13
+
+
+def test_interpreter_is_checked_before_any_user_is_made(monkeypatch):
+    """An interpreter other users cannot run: isolation is off, said with the fix, and no grading
+    user is created (the check runs as nobody first)."""
+    from memlab.grading import isolate
+    if not isolate.can_isolate():
+        pytest.skip("needs root")
+    monkeypatch.setenv("MEMLAB_GRADING_PYTHON", "/root/.memlab-no-such-python")
+    monkeypatch.setattr(isolate, "grader_user", lambda *a: pytest.fail("a grading user was made"))
+    problem = isolate.isolation_problem()
+    assert "cannot start this interpreter's kernel" in problem and "python3 -m venv" in problem, problem
