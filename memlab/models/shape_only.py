@@ -127,7 +127,7 @@ def dropout(x: Node) -> Node:
     """Shape-only dropout: in place; backward reads its mask, one byte per element (a value of its
     own, made by a ``dropout_mask`` op, as :func:`memlab.graph.dropout` and PyTorch's
     ``native_dropout`` keep it)."""
-    mask = shape_op("dropout_mask", saves="none")(shape=x.shape, dtype=np.uint8)
+    mask = shape_op("dropout_mask", saves="none")(shape=x.shape, dtype=np.dtype(np.uint8))
     return shape_op("dropout", inplace=True, grad_inplace=True)(x, mask, shape=x.shape)
 
 
@@ -324,7 +324,7 @@ def _spec(op: Op) -> tuple | None:
 
 def _make(spec: object) -> ShapeOnly:
     name, inplace, saves, grad_inplace = spec  # type: ignore[misc]
-    if not isinstance(name, str) or saves not in ("inputs", "output", "both", "none"):
+    if not isinstance(name, str) or saves not in ("inputs", "output", "both", "mask", "none"):
         raise ValueError(f"not a shape-only op's parameters: {spec!r:.80}")
     return shape_op(name, bool(inplace), saves, bool(grad_inplace))
 

@@ -25,6 +25,7 @@ and :mod:`memlab.models`; nothing here decides anything.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 import graphviz
@@ -299,6 +300,9 @@ def training_plan_frames(plan: Any, forward: Node | Iterable[Node], labels: Mapp
     frames = [Frame(draw_training_graph(outs, forward, {}, done=[], labels=labels, size=size),
                     "before planning: no op has a tag")]
     steps = plan.require_trace("training_plan_frames")
+    # the planner's notes name other nodes: automatic names read as the lesson's labels or ops
+    shown = {n.name: labels.get(n) or node_text(n) for n in topo_order(outs)
+            if n.name == f"{n.op.name}_{n.id}"}
     storage: dict[Node, int] = {}
     done: list[Node] = []
     for k, s in enumerate(steps):
@@ -310,7 +314,8 @@ def training_plan_frames(plan: Any, forward: Node | Iterable[Node], labels: Mapp
         who = labels.get(s.node) or (s.node.op.name if auto else f"{s.node.name} ({s.node.op.name})")
         cap = f"step {k + 1}/{len(steps)}: {who} gets {what}"
         if s.note and s.action != "reuse":
-            cap += f" ({s.note})"
+            cap += " (" + re.sub(r"\b\w+_\d+\b", lambda m: shown.get(m.group(0), m.group(0)),
+                                 s.note) + ")"
         frames.append(Frame(draw_training_graph(outs, forward, dict(storage), running=s.node, done=list(done),
                                                 labels=labels, size=size), cap))
     return frames

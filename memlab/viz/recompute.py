@@ -58,12 +58,12 @@ def execution_frames(outputs: Sequence[Node], title: str) -> list[Frame]:
         held = sum(v.nbytes for v in alive)
         peak = max(peak, held)
         bars = "".join(
-            f'<span title="{html.escape(v.name)}" style="display:inline-block;width:'
+            f'<span title="{html.escape(node_text(v))}" style="display:inline-block;width:'
             f'{max(4, v.nbytes * 400 // max(1, held))}px;height:18px;margin-right:1px;background:'
             f'{COPY if v.op is RECOMPUTE else color(v.id % 12)}"></span>' for v in alive)
         what = "recompute" if n.op is RECOMPUTE else "run"
         frames.append(Frame(f"<div>{bars}</div>",
-                            f"{title}: step {k + 1}/{len(order)}, {what} {n.name}; "
+                            f"{title}: step {k + 1}/{len(order)}, {what} {node_text(n)}; "
                             f"{len(alive)} values alive, {held:,} bytes (peak so far {peak:,})"))
     return frames
 
