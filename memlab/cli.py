@@ -212,32 +212,6 @@ def main(argv=None) -> int:
                   "against the checks the notebook shows instead (memlab check-work).", file=sys.stderr)
             args.command = "check-work"
         if args.command == "grade-all":
-            writable_file(args.gradebook, "--gradebook")
-        if args.command == "assign":
-            report = grading.assign(args.sources, args.out, force=args.force, check=args.check)
-            if args.check:
-                if not report.ok:
-                    print("memlab assign --check: exercises are not up to date:", file=sys.stderr)
-                    for line in report.problems:
-                        print(f"  {line}", file=sys.stderr)
-                    return 1
-                print(f"memlab assign --check: {len(report.unchanged)} exercise(s) up to date")
-                return 0
-            for path in report.written:
-                print(f"wrote {path}")
-            for path in report.unchanged:
-                print(f"unchanged {path}")
-            return 0
-        if args.command == "grade" and args.solution is None and not args.json:
-            try:
-                grading.load(args.notebook)
-            except GradingError as e:
-                if "no solution notebook" not in str(e):
-                    raise
-                print(f"memlab grade: {e}.\nNo solution here: checking your work against the checks the "
-                      "notebook shows (memlab check-work).", file=sys.stderr)
-                args.command = "check-work"
-        if args.command == "grade-all":
             rows = grading.grade_all(args.submissions, args.solution, assignment=args.assignment,
                              gradebook=args.gradebook, jobs=args.jobs, timeout=args.timeout,
                              total_timeout=args.total_timeout,

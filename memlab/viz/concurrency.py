@@ -371,6 +371,11 @@ def memory_curves(rows: Sequence[Mapping[str, Any]], slide: Mapping[int, Sequenc
             sx = sorted(slide)
             ax.plot(sx, [slide[x][k] for x in sx], marker="s", ls=":", mfc="none", ms=8, mew=1.5,
                     color=STRATEGY_COLORS[key], label=f"slide: {text}")
+    return _loglog_gb(ax, xlabel, "feature-map memory (GB)", title)
+
+
+def _loglog_gb(ax: Any, xlabel: str, ylabel: str, title: str | None) -> Any:
+    """The slides' p.35-36 axes: GB against layers (or steps), both log 2 with plain numbers."""
     from matplotlib.ticker import FuncFormatter
 
     ax.set_xscale("log", base=2)
@@ -379,13 +384,13 @@ def memory_curves(rows: Sequence[Mapping[str, Any]], slide: Mapping[int, Sequenc
     ax.xaxis.set_major_formatter(plain)
     ax.yaxis.set_major_formatter(plain)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("feature-map memory (GB)")
+    ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, loc="upper left")
     ax.grid(True, which="major", lw=0.3, alpha=0.6)
     if title:
         ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig
+    ax.figure.tight_layout()
+    return ax.figure
 
 
 
@@ -413,11 +418,9 @@ def runtime_total_curves(totals: Mapping[str, Sequence[Mapping[str, Any]]],
     feature maps alone dotted, the slide's (b) values (first entry of each ``slide`` tuple) as open
     squares, as in :func:`memory_curves`."""
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5.2, 3.4))
-    fig = ax.figure
     first = next(iter(totals.values()))
     xs = [r["x"] for r in first]
     ax.plot(xs, [r["sharing"] for r in first], ":", color=STRATEGY_COLORS["sharing"], lw=1.5,
@@ -429,16 +432,4 @@ def runtime_total_curves(totals: Mapping[str, Sequence[Mapping[str, Any]]],
         pts = [(x, v[0]) for x, v in sorted(slide.items()) if v[0] is not None]
         ax.plot([p for p, _ in pts], [q for _, q in pts], marker="s", ls=":", mfc="none", ms=8,
                 mew=1.5, color=STRATEGY_COLORS["sharing"], label="slide (b): sharing")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.xaxis.set_major_formatter(plain)
-    ax.yaxis.set_major_formatter(plain)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("runtime total memory (GB)")
-    ax.legend(fontsize=7, loc="upper left")
-    ax.grid(True, which="major", lw=0.3, alpha=0.6)
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _loglog_gb(ax, xlabel, "runtime total memory (GB)", title)
