@@ -59,9 +59,16 @@ $(GRADING_STAMP): $(LOCK) $(shell find memlab -name '*.py')
 
 # Everything, on $(JOBS) processes: each test file (each notebook) stays on one process, and the
 # grading tests share one (tests/conftest.py says how the work is shared).
+# The grader's end-to-end tests (every exercise graded through the judge, the attacks in isolated
+# and unisolated runs, the Gradescope bundle) take over 40 minutes on 2 cores: `make grading-test`
+# runs them; `make test` keeps the judge's codec and its unit tests.
+GRADING_SLOW := --ignore=tests/grading $(addprefix --deselect tests/grading/test_judge.py::,\
+	test_time_limits_and_dead_kernels_cost_only_their_checks \
+	test_a_submission_that_forges_the_kernels_replies_earns_nothing)
 test: $(STAMP) grading-venv
 	@scripts/system-deps.sh --browser
-	$(GRADING_ENV) $(PYTEST) -n $(JOBS) --dist loadscope tests lessons $(NBVAL)
+	$(GRADING_ENV) $(PYTEST) -n $(JOBS) --dist loadscope tests lessons $(NBVAL) $(GRADING_SLOW) \
+		tests/grading/test_codec.py tests/grading/test_judge.py
 
 # The parts, one by one.
 unit: $(STAMP)
