@@ -338,6 +338,12 @@ class Sandbox:
         self._root_dir = self.profile_root = tempfile.mkdtemp(prefix="memlab-run-")
         self.env = dict(os.environ if self.base_env is None else self.base_env)
         self.env.pop("PYTHONSTARTUP", None)
+        # HOME too is the run's own, empty, removed with it: code that writes to ``~`` (a startup
+        # file in ~/.ipython, say) leaves nothing for the user's own kernels.  Code that looks the
+        # real home directory up can still write there: only isolation stops that.
+        home = os.path.join(self._root_dir, "home")
+        os.mkdir(home, 0o700)
+        self.env.update(HOME=home, MPLCONFIGDIR=os.path.join(home, ".mpl"))
 
     def adopt(self, pid: int) -> None:
         """The kernel started as *pid*: move it into the run's cgroup (before any student code)."""
