@@ -13,6 +13,9 @@ from memlab.grading.feedbackcheck import check_feedback, variants
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted(p.stem for p in (ROOT / "solutions").glob("*.ipynb"))
+# An authoring check of the solutions (a grade per solution, about a minute): make test-extended, and
+# `memlab check --feedback` for an author's own exercise.
+pytestmark = pytest.mark.extended
 
 
 @pytest.mark.parametrize("exercise", SOLUTIONS)

@@ -256,10 +256,10 @@ def test_time_limits_and_dead_kernels_cost_only_their_checks(tmp_path):
             with check(points=1, name="after the crash"):
                 assert answers.f(5) == 10
     ''', 5)
-    r = grade(sol, solution=sol, timeout=2)
+    r = grade(sol, solution=sol, timeout=4)      # room for a restart and a replay on a loaded machine
     checks = {c.name: c for c in r.tests[0].checks}
     assert r.score == 3, r.feedback()
-    assert "time limit of 2 s" in checks["an endless loop"].output
+    assert "time limit of 4 s" in checks["an endless loop"].output
     assert "died" in checks["a crash"].output
     assert checks["after the loop"].passed and checks["after the crash"].passed
     assert r.kernel_restarts >= 1
@@ -295,7 +295,7 @@ def test_a_submission_that_forges_the_kernels_replies_earns_nothing(tmp_path):
     ''')
     student = tmp_path / "student.ipynb"
     nbformat.write(nb, student)
-    r = grade(student, solution=sol, timeout=5)
+    r = grade(student, solution=sol, timeout=15)
     assert r.score == 0, r.feedback()
     assert "not plain data" in r.tests[0].checks[0].output
 
