@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .callserver import MAX_FRAME, recv_frame, send_frame
+from .kernel import Watchdog
 from .notebook import judge_code
 
 GRACE = 3.0                 # seconds a kernel gets to stop after an interrupt
@@ -146,16 +147,9 @@ class KernelChannel:
         except OSError:
             self._lost()
             raise KernelGone("your kernel stopped answering") from None
-        deadline, interrupted = time.monotonic() + limit, None
+        watch = Watchdog(kernel, limit, GRACE)
         while True:
-            now = time.monotonic()
-            if interrupted is None and now > deadline:
-                try:
-                    kernel.km.interrupt_kernel()
-                except Exception:  # noqa: BLE001
-                    pass
-                interrupted = now
-            if interrupted is not None and now > interrupted + GRACE:
+            if watch.expired():
                 self._lost()
                 raise TimeoutError(limit)
             ready, _, _ = select.select([self.sock], [], [], 0.3)
@@ -174,7 +168,7 @@ class KernelChannel:
                 raise KernelGone("your kernel died during the call (os._exit? a crash?)")
             if frame[:8] != seq:
                 continue                             # a late reply to an earlier call
-            if interrupted is not None:
+            if watch.interrupted:
                 raise TimeoutError(limit)
             return frame[8:]
 

@@ -75,6 +75,31 @@ class _Capture:
         return s
 
 
+class Watchdog:
+    """A time limit on the kernel: :meth:`expired` interrupts it (SIGINT) once *limit* seconds have
+    passed, and says True when it has not stopped *grace* seconds later (it must then be restarted).
+    One rule for a cell that runs too long and for a call of the judge's that does."""
+
+    def __init__(self, kernel: "Kernel", limit: float, grace: float) -> None:
+        self.kernel, self.grace = kernel, grace
+        self.deadline, self.interrupted_at = time.monotonic() + limit, None
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the grader sent the interrupt (what makes a time-out, whatever the kernel raised)."""
+        return self.interrupted_at is not None
+
+    def expired(self) -> bool:
+        now = time.monotonic()
+        if self.interrupted_at is None and now > self.deadline:
+            try:
+                self.kernel.km.interrupt_kernel()
+            except Exception:  # noqa: BLE001  (a kernel that is gone: the next check sees it)
+                pass
+            self.interrupted_at = now
+        return self.interrupted_at is not None and now > self.interrupted_at + self.grace
+
+
 class Kernel:
     """One IPython kernel of ``sys.executable``, restartable.  Use as a context manager."""
 
@@ -229,7 +254,7 @@ class Kernel:
             store_history = not silent
         msg_id = self.kc.execute(code, silent=silent, store_history=store_history, allow_stdin=False,
                                  stop_on_error=False)
-        deadline, interrupted_at, last_alive_check = t0 + timeout, None, t0
+        watch, last_alive_check = Watchdog(self, t0 + timeout - time.monotonic(), grace), t0
         status = None
         while True:
             now = time.monotonic()
@@ -238,13 +263,7 @@ class Kernel:
                 if not self.alive():
                     res.status, self.needs_restart = "dead", True
                     break
-            if interrupted_at is None and now > deadline:
-                try:
-                    self.km.interrupt_kernel()
-                except Exception:  # noqa: BLE001
-                    pass
-                interrupted_at = now
-            if interrupted_at is not None and now > interrupted_at + grace:
+            if watch.expired():
                 res.status, self.needs_restart = "timeout", True
                 break
             try:
@@ -281,7 +300,7 @@ class Kernel:
                 if res.status == "error":
                     res.ename = str(reply.get("ename", ""))[:200]
                     res.evalue = str(reply.get("evalue", ""))[:max_output]
-            if interrupted_at is not None:
+            if watch.interrupted:
                 res.status = "timeout"
         res.text, res.truncated = cap.text(), cap.dropped
         res.seconds = time.monotonic() - t0
