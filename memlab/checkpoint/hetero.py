@@ -123,9 +123,11 @@ class HeteroPlanner:
     which costs ``forward_costs[s] + ... + forward_costs[j - 1]`` plus both parts, while
     ``sizes[s] + max(sizes[s+1..j]) + size(y_{e+1}) <= m``. The best right part for each ``k2``
     (over ``j``) does not depend on ``k``, so it is found once per part: O(l^3) array
-    operations in all. Optimality is not proven: the tables equal an exhaustive search over every
-    schedule on random chains of length ``l <= 8`` with sizes 0..8 and costs 0..3, at every
-    budget (tests/checkpoint/test_hetero_levels.py keeps ``l <= 6``, sizes 1..4, costs 1..5).
+    operations in all. Optimality is not proven, only checked: at every budget, the tables equal
+    an exhaustive search over every schedule (a Dijkstra over held values) on random chains with
+    integer sizes and costs: 300 of length ``l <= 8`` (sizes 0..8, costs 0..3), 300 of
+    ``l <= 7`` (sizes 1..8, costs 1..5), 40 of ``l`` 9 or 10 (sizes 1..6, costs 0..4);
+    tests/checkpoint/test_hetero_levels.py repeats it for ``l <= 6``, sizes 1..4, costs 1..5.
     """
 
     def __init__(self, chain: HeteroChain, max_budget: int) -> None:
