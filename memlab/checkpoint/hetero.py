@@ -251,6 +251,26 @@ def replay_memory(actions: Sequence[Action], chain: HeteroChain) -> int:
     return peak
 
 
+def checkpoints_let_go(actions: Sequence[Action]) -> list[int]:
+    """The checkpoints a schedule lets go: each ``i`` whose ``x_i`` was held while a backward step
+    ran and then went without its own ``B_i`` (overwritten by ``F_i``, or freed), so that it is
+    computed again from a checkpoint below (the ``D`` move of :class:`HeteroPlanner`)."""
+    held: dict[int, bool] = {0: False}  # x_i held -> whether a backward step ran meanwhile
+    out = []
+    for a in actions:
+        if isinstance(a, Backward):
+            held.pop(a.i, None)
+            held = dict.fromkeys(held, True)
+            continue
+        if isinstance(a, Forward) and not a.keep or isinstance(a, Free) and a.value[0] == "x":
+            i = a.i if isinstance(a, Forward) else int(a.value[1:])
+            if held.pop(i, False):
+                out.append(i)
+        if isinstance(a, Forward):
+            held[a.i + 1] = False
+    return out
+
+
 def optimal_hetero(chain: HeteroChain, budget: int) -> HeteroSchedule:
     """The least-time schedule of ``chain`` within ``budget`` memory units (rotor's dynamic program)."""
     if not isinstance(chain, HeteroChain):

@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 import memlab as ml
 from memlab import checkpoint as ck
-from memlab.checkpoint.hetero import hetero_chain, optimal_hetero, replay_memory
+from memlab.checkpoint.hetero import (checkpoints_let_go, hetero_chain, optimal_hetero,
+                                     replay_memory)
 from memlab.checkpoint.levels import multilevel_optimal
 
 
@@ -102,10 +103,25 @@ def test_a_right_part_may_hand_back_a_gradient_far_above_its_start():
     the left part recomputes x1 and x2 from x0. Two tables (produce y_s, or y_{s+1} and let
     x_s go) miss it and find 14."""
     sizes, fwd = [3, 2, 3, 3, 2, 2], [1, 1, 2, 2, 1]
+    F, B = ck.Forward, ck.Backward
+    by_hand = [F(0, True), F(1, True), F(2), F(3), F(4, True), B(5), B(4), F(1), F(2), B(3),
+               F(0, True), F(1), B(2), F(0, True), B(1), B(0)]
+    assert replay(sizes, fwd, by_hand) == (9, 13)
+    assert checkpoints_let_go(by_hand) == [1]
     best = optimal_hetero(hetero_chain(sizes, fwd), 9)
     assert best.forward_time == exhaustive_hetero(sizes, fwd, 9) == 13
     assert replay(sizes, fwd, best.actions) == (best.peak, 13) and best.peak <= 9
+    assert checkpoints_let_go(best.actions) == [1]
     check_against_exhaustive_search(sizes, fwd)
+
+
+def test_checkpoints_let_go_are_the_ones_overwritten_or_freed_after_a_backward_step():
+    F, B = ck.Forward, ck.Backward
+    assert checkpoints_let_go(ck.store_all(4).actions) == []
+    assert checkpoints_let_go(ck.optimal(9, 3).actions) == []    # x0 is consumed by B0 only
+    # x1 outlives B3 and is then overwritten by F1: let go; x2 is overwritten before any B
+    actions = [F(0, True), F(1, True), F(2), F(3, True), B(4), B(3), F(1), B(2), ck.Free("x0")]
+    assert checkpoints_let_go(actions) == [1, 0]
 
 
 @pytest.mark.parametrize("l", [1, 3, 6, 9])
