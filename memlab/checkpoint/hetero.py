@@ -101,8 +101,8 @@ class HeteroSchedule:
 class HeteroPlanner:
     """The dynamic program for one chain, for every budget ``0..max_budget`` at once.
 
-    One table, ``table[s, e]``, an array with a row per ``k = s..e+1`` and a column per budget
-    ``m``. Every entry is a part of the chain that starts holding ``x_s`` and ``y_{e+1}`` (and
+    One table, ``table[s, e]``, an array with a row per ``k = s..e+1`` (row ``k - s``) and a
+    column per budget ``m``; ``C[s, e]`` is its first row. Every entry is a part of the chain that starts holding ``x_s`` and ``y_{e+1}`` (and
     nothing else of ``s..e``) and must never hold more than ``m`` units:
 
     * row ``k = s`` is ``C(s, e, m)``: the least forward time to end holding ``y_s`` alone
@@ -272,7 +272,7 @@ def checkpoints_let_go(actions: Sequence[Action]) -> list[int]:
 
 
 def optimal_hetero(chain: HeteroChain, budget: int) -> HeteroSchedule:
-    """The least-time schedule of ``chain`` within ``budget`` memory units (rotor's dynamic program)."""
+    """The least-time schedule of ``chain`` within ``budget`` memory units (:class:`HeteroPlanner`)."""
     if not isinstance(chain, HeteroChain):
         raise ScheduleError(f"optimal_hetero: chain must be a HeteroChain (see hetero_chain), "
                             f"got {type(chain).__name__} {chain!r:.60}")
