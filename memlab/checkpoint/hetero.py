@@ -7,12 +7,13 @@ units (say KB); ``forward_costs[i]`` is the time of ``F_i``, ``backward_costs[i]
 Memory held is the sum of the sizes of held values, counted after each action as in
 :func:`~memlab.checkpoint.chain.simulate`. The adjoint ``y_{l+1}`` is implicit and weighs 0.
 
-``C(s, e, m)``: the least forward time to produce ``y_s`` holding ``x_s`` and ``y_{e+1}`` within
-``m`` units. Either ``s = e`` (run ``B_s``) or advance from ``x_s`` to some ``x_j`` keeping ``x_s``,
-solve ``(j, e)`` with ``m - sizes[s]`` units, then ``(s, j - 1)`` with ``m``. With uneven sizes it
-can pay to let a checkpoint go and recompute it from the one below, so a second table ``E`` allows
-that (see :class:`HeteroPlanner`). Both are computed for every budget at once, one numpy vector per
-``(s, e)``: O(l^3) vector operations.
+The dynamic program (:class:`HeteroPlanner`) splits the chain into parts ``(s, e)``: holding
+``x_s`` and ``y_{e+1}``, produce ``y_s`` (table ``C``) or, letting ``x_s`` go, some ``y_k`` with
+``k > s`` (table ``D``: the caller recomputes what lies below ``k``). ``C`` with ``D(s, e, s + 1)``
+alone is not enough: on sizes [3, 2, 3, 3, 2, 2], forward costs [1, 1, 2, 2, 1] and budget 9 it
+finds 14 where the best schedule takes 13, by advancing ``x_1`` up to ``x_3`` overwriting it, so
+that only ``y_3`` comes back and ``x_1``, ``x_2`` are recomputed from ``x_0``. Every table is
+computed for every budget at once.
 """
 from __future__ import annotations
 
@@ -98,61 +99,94 @@ class HeteroSchedule:
 
 
 class HeteroPlanner:
-    """The dynamic program for one chain, for every budget up to ``max_budget`` at once.
+    """The dynamic program for one chain, for every budget ``0..max_budget`` at once.
 
-    Two tables, one vector over budgets per ``(s, e)``: ``C`` produces ``y_s`` (``x_s`` is consumed
-    by ``B_s``); ``E`` produces only ``y_{s+1}`` and lets ``x_s`` go, so that a big checkpoint can
-    be dropped and recomputed from the one below it (with uneven sizes this can pay; with equal
-    sizes it never does).
+    One table, ``table[s, e]``, an array with a row per ``k = s..e+1`` (row ``k - s``) and a
+    column per budget ``m``; ``C[s, e]`` is its first row. Every entry is a part of the chain that starts holding ``x_s`` and ``y_{e+1}`` (and
+    nothing else of ``s..e``) and must never hold more than ``m`` units:
+
+    * row ``k = s`` is ``C(s, e, m)``: the least forward time to end holding ``y_s`` alone
+      (``B_s`` consumes ``x_s``);
+    * row ``k > s`` is ``D(s, e, k, m)``: the least forward time to end holding ``y_k`` alone,
+      ``x_s`` let go, so that the caller recomputes ``x_{s+1} .. x_{k-1}`` from a checkpoint
+      below ``s`` (``D(s, e, e + 1)`` just frees ``x_s``). With uneven sizes this pays: a big
+      checkpoint is overwritten while the chain advances and recomputed later.
+
+    Both are ``inf`` when ``m < sizes[s] + size(y_{e+1})``. A part runs ``B_s`` (``s = e``,
+    ``k = s``), or overwrites ``x_s`` (``k > s``: ``F_s`` without keeping, then
+    ``D(s + 1, e, k)``, or ``C(s + 1, e)`` when ``k = s + 1``), or keeps ``x_s`` and advances to
+    some ``x_j`` (``s < j <= e``), dropping the values in between, and then solves
+
+        right part ``(j, e)`` ending at ``y_k2`` with ``m - sizes[s]`` units  (``j <= k2 <= e``)
+        left part ``(s, k2 - 1)`` ending at ``y_k`` with ``m`` units          (``k <= k2``)
+
+    which costs ``forward_costs[s] + ... + forward_costs[j - 1]`` plus both parts, while
+    ``sizes[s] + max(sizes[s+1..j]) + size(y_{e+1}) <= m``. The best right part for each ``k2``
+    (over ``j``) does not depend on ``k``, so it is found once per part: O(l^3) array
+    operations in all. Optimality is not proven, only checked: at every budget, the tables equal
+    an exhaustive search over every schedule (a Dijkstra over held values) on random chains with
+    integer sizes and costs: 300 of length ``l <= 8`` (sizes 0..8, costs 0..3), 300 of
+    ``l <= 7`` (sizes 1..8, costs 1..5), 40 of ``l`` 9 or 10 (sizes 1..6, costs 0..4);
+    tests/checkpoint/test_hetero_levels.py repeats it for ``l <= 6``, sizes 1..4, costs 1..5.
     """
 
     def __init__(self, chain: HeteroChain, max_budget: int) -> None:
         self.chain, self.M = chain, int(max_budget)
-        l, a = chain.l, chain.sizes
         self._prefix = np.concatenate(([0.0], np.cumsum(chain.forward_costs)))
         self._m = np.arange(self.M + 1)
-        self.C: dict[tuple[int, int], np.ndarray] = {}
-        self.E: dict[tuple[int, int], np.ndarray] = {}
-        self.choice: dict[tuple[str, int, int], np.ndarray] = {}
-        for length in range(0, l + 1):
-            for s in range(0, l - length + 1):
-                e = s + length
-                fits = self._m >= a[s] + chain.y_size(e + 1)
-                if s == e:  # B_s, or (for E) just let x_s go
-                    self.C[s, e] = self.E[s, e] = np.where(fits, 0.0, np.inf)
-                    continue
-                for table in ("C", "E"):
-                    self._fill(table, s, e)
+        self.table: dict[tuple[int, int], np.ndarray] = {}
+        # how each entry was reached: 0 the base case, -1 F_s overwriting x_s, k2 an advance whose
+        # right part ends at y_k2; _j[s, e][k2 - s - 1, m] is the j of that advance
+        self._how: dict[tuple[int, int], np.ndarray] = {}
+        self._j: dict[tuple[int, int], np.ndarray] = {}
+        for length in range(chain.l + 1):
+            for s in range(chain.l - length + 1):
+                self._fill(s, s + length)
+        self.C = {se: t[0] for se, t in self.table.items()}  # C(s, e) for every budget
 
-    def _shift(self, v: np.ndarray, by: int) -> np.ndarray:
-        """``out[m] = v[m - by]``: a sub-problem that has ``by`` fewer units."""
-        out = np.full(self.M + 1, np.inf)
-        if by <= self.M:
-            out[by:] = v[:self.M + 1 - by]
-        return out
+    def _fill(self, s: int, e: int) -> None:
+        a, y_end, M = self.chain.sizes, self.chain.y_size(e + 1), self.M
+        n = e - s + 2  # rows k = s..e+1
+        best = np.full((n, M + 1), np.inf)
+        how = np.zeros((n, M + 1), np.int16)
+        best[n - 1] = 0.0  # D(s, e, e + 1): let x_s go
+        if s == e:
+            best[0] = 0.0  # C(s, s): run B_s
+        else:
+            # F_s overwrites x_s: k = s+1..e from (s + 1, e), whose rows start at k = s + 1
+            best[1:n - 1] = self.chain.forward_costs[s] + self.table[s + 1, e][:n - 2]
+            how[1:n - 1] = -1
+            right, right_j = self._right_parts(s, e)
+            for k2 in range(s + 1, e + 1):  # then the left part (s, k2 - 1), rows k = s..k2
+                total = right[k2 - s - 1] + self.table[s, k2 - 1]
+                rows, rows_how = best[:k2 - s + 1], how[:k2 - s + 1]
+                better = total < rows
+                rows[better], rows_how[better] = total[better], k2
+            self._j[s, e] = right_j
+        best[:, self._m < a[s] + y_end] = np.inf
+        self.table[s, e], self._how[s, e] = best, how
 
-    def _fill(self, table: str, s: int, e: int) -> None:
-        a, chain = self.chain.sizes, self.chain
-        ends = self.C if table == "C" else self.E  # the left part's table
-        best = np.full(self.M + 1, np.inf)
-        arg = np.zeros(self.M + 1, np.int32)  # j (right part C) or -j (right part E); 0: drop x_s
-        if table == "E":  # advance once overwriting x_s, then reverse s+1..e
-            best = self.chain.forward_costs[s] + self.C[s + 1, e]
+    def _right_parts(self, s: int, e: int) -> tuple[np.ndarray, np.ndarray]:
+        """For every ``k2 = s+1..e`` and budget: the least cost of advancing from ``x_s`` (kept)
+        to some ``x_j`` and solving ``(j, e)`` down to ``y_k2`` with ``sizes[s]`` fewer units,
+        and that ``j``."""
+        a, y_end, M = self.chain.sizes, self.chain.y_size(e + 1), self.M
+        right = np.full((e - s, M + 1), np.inf)
+        right_j = np.zeros((e - s, M + 1), np.int16)
         widest = 0
         for j in range(s + 1, e + 1):
-            widest = max(widest, a[j])  # held while advancing: x_s, the advanced value, y_{e+1}
-            cap = self._m < a[s] + widest + chain.y_size(e + 1)
-            adv = self._prefix[j] - self._prefix[s]
-            options = [(j, self._shift(self.C[j, e], a[s]) + ends[s, j - 1])]
-            if j < e:  # the right part lets x_j go: the left part recomputes it
-                options.append((-j, self._shift(self.E[j, e], a[s]) + ends[s, j]))
-            for code, total in options:
-                total = adv + total
-                total[cap] = np.inf
-                better = total < best
-                best[better], arg[better] = total[better], code
-        (self.C if table == "C" else self.E)[s, e] = best
-        self.choice[table, s, e] = arg
+            widest = max(widest, a[j])  # held while advancing: x_s, the newest value, y_{e+1}
+            cap = a[s] + widest + y_end
+            if cap > M:  # no budget fits this advance, nor any longer one
+                break
+            total = np.full((e - j + 1, M + 1), np.inf)  # rows k2 = j..e, budget shifted by a_s
+            total[:, a[s]:] = self.table[j, e][:e - j + 1, :M + 1 - a[s]]
+            total += self._prefix[j] - self._prefix[s]
+            total[:, :cap] = np.inf
+            rows, rows_j = right[j - s - 1:], right_j[j - s - 1:]
+            better = total < rows
+            rows[better], rows_j[better] = total[better], j
+        return right, right_j
 
     def minimum_budget(self) -> int | None:
         """The least budget with a schedule (None if more than ``max_budget`` is needed)."""
@@ -160,31 +194,34 @@ class HeteroPlanner:
         return int(ok[0]) if ok.size else None
 
     def schedule(self, budget: int) -> HeteroSchedule:
-        """The optimal schedule within ``budget`` units."""
+        """The optimal schedule within ``budget`` units, read back from the tables."""
         if not 0 <= budget <= self.M:
             raise BudgetError(f"budget {budget} is outside 0..{self.M} (the planner's max_budget)")
-        chain = self.chain
+        chain, a = self.chain, self.chain.sizes
         if not np.isfinite(self.C[0, chain.l][budget]):
             need = self.minimum_budget()
             raise BudgetError(f"a budget of {budget} units is too small for this chain: "
                               f"the minimum is {need if need is not None else f'above {self.M}'}")
         actions: list[Action] = []
-        stack = [("C", 0, chain.l, budget)]
-        while stack:  # the right part is emitted before the left part
-            table, s, e, m = stack.pop()
+        stack = [(0, chain.l, 0, budget)]  # parts (s, e, k, m): C when k == s, else D
+        while stack:  # a right part is emitted before its left part
+            s, e, k, m = stack.pop()
+            if k == e + 1:
+                actions.append(Free(f"x{s}"))
+                continue
             if s == e:
-                actions.append(Backward(s) if table == "C" else Free(f"x{s}"))
+                actions.append(Backward(s))
                 continue
-            code = int(self.choice[table, s, e][m])
-            if code == 0:  # E: advance overwriting x_s
+            how = int(self._how[s, e][k - s, m])
+            if how == -1:
                 actions.append(Forward(s, False))
-                stack.append(("C", s + 1, e, m))
+                stack.append((s + 1, e, k, m))
                 continue
-            j = abs(code)
+            j = int(self._j[s, e][how - s - 1, m])
             actions.append(Forward(s, True))
             actions.extend(Forward(q, False) for q in range(s + 1, j))
-            stack.append((table, s, j - 1 if code > 0 else j, m))
-            stack.append(("C" if code > 0 else "E", j, e, m - chain.sizes[s]))
+            stack.append((s, how - 1, k, m))
+            stack.append((j, e, how, m - a[s]))
         fwd = float(self.C[0, chain.l][budget])
         peak = replay_memory(actions, chain)
         return HeteroSchedule(chain, budget, actions, fwd, fwd + sum(chain.backward_costs), peak)
@@ -202,17 +239,40 @@ def replay_memory(actions: Sequence[Action], chain: HeteroChain) -> int:
                 del held["x", a.i]
             held["x", a.i + 1] = chain.sizes[a.i + 1]
         elif isinstance(a, Backward):
+            if ("x", a.i) not in held or (a.i < chain.l and ("y", a.i + 1) not in held):
+                raise ScheduleError(f"{a}: needs x{a.i} and y{a.i + 1}, which are not both held")
             held.pop(("x", a.i))
             held.pop(("y", a.i + 1), None)
             held["y", a.i] = chain.sizes[a.i]
         elif isinstance(a, Free):
-            held.pop((a.value[0], int(a.value[1:])))
+            if held.pop((a.value[0], int(a.value[1:])), None) is None:
+                raise ScheduleError(f"{a}: frees {a.value}, which is not held")
         peak = max(peak, sum(held.values()))
     return peak
 
 
+def checkpoints_let_go(actions: Sequence[Action]) -> list[int]:
+    """The checkpoints a schedule lets go: each ``i`` whose ``x_i`` was held while a backward step
+    ran and then went without its own ``B_i`` (overwritten by ``F_i``, or freed), so that it is
+    computed again from a checkpoint below (the ``D`` move of :class:`HeteroPlanner`)."""
+    held: dict[int, bool] = {0: False}  # x_i held -> whether a backward step ran meanwhile
+    out = []
+    for a in actions:
+        if isinstance(a, Backward):
+            held.pop(a.i, None)
+            held = dict.fromkeys(held, True)
+            continue
+        if isinstance(a, Forward) and not a.keep or isinstance(a, Free) and a.value[0] == "x":
+            i = a.i if isinstance(a, Forward) else int(a.value[1:])
+            if held.pop(i, False):
+                out.append(i)
+        if isinstance(a, Forward):
+            held[a.i + 1] = False
+    return out
+
+
 def optimal_hetero(chain: HeteroChain, budget: int) -> HeteroSchedule:
-    """The least-time schedule of ``chain`` within ``budget`` memory units (rotor's dynamic program)."""
+    """The least-time schedule of ``chain`` within ``budget`` memory units (:class:`HeteroPlanner`)."""
     if not isinstance(chain, HeteroChain):
         raise ScheduleError(f"optimal_hetero: chain must be a HeteroChain (see hetero_chain), "
                             f"got {type(chain).__name__} {chain!r:.60}")

@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 import memlab as ml
 from memlab import checkpoint as ck
-from memlab.checkpoint.hetero import hetero_chain, optimal_hetero, replay_memory
+from memlab.checkpoint.hetero import (checkpoints_let_go, hetero_chain, optimal_hetero,
+                                     replay_memory)
 from memlab.checkpoint.levels import multilevel_optimal
 
 
@@ -52,15 +53,30 @@ def exhaustive_hetero(sizes, fwd, budget):
     return dijkstra((frozenset({("x", 0)}), l), lambda s: s[1] < 0, moves)
 
 
-@settings(max_examples=25)
-@given(data=st.data())
-def test_hetero_dp_equals_exhaustive_search(data):
-    l = data.draw(st.integers(1, 4))
-    sizes = data.draw(st.lists(st.integers(1, 4), min_size=l + 1, max_size=l + 1))
-    fwd = data.draw(st.lists(st.integers(1, 5), min_size=l, max_size=l))
+def replay(sizes, fwd, actions):
+    """Peak memory and forward time of a schedule, replayed here: every action needs what it
+    reads, and the schedule must end holding y0 alone."""
+    l = len(fwd)
+    held, peak, time = {("x", 0)}, sizes[0], 0.0
+    for a in actions:
+        if isinstance(a, ck.Forward):
+            assert ("x", a.i) in held and a.i < l, a
+            held = (held if a.keep else held - {("x", a.i)}) | {("x", a.i + 1)}
+            time += fwd[a.i]
+        elif isinstance(a, ck.Backward):
+            need = {("x", a.i)} | ({("y", a.i + 1)} if a.i < l else set())
+            assert need <= held, a
+            held = (held - need) | {("y", a.i)}
+        else:
+            held = held - {(a.value[0], int(a.value[1:]))}
+        peak = max(peak, sum(sizes[i] for _, i in held))
+    assert held == {("y", 0)}, held
+    return peak, time
+
+
+def check_against_exhaustive_search(sizes, fwd):
     chain = hetero_chain(sizes, fwd)
-    lo = sizes[0] + max(sizes[1:]) if l > 1 else sizes[0] + sizes[1]
-    for budget in range(lo - 1, sum(sizes) + 3):
+    for budget in range(max(sizes) - 1, sum(sizes) + 2):
         want = exhaustive_hetero(sizes, fwd, budget)
         if want == float("inf"):
             with pytest.raises(ml.BudgetError, match="the minimum is"):
@@ -68,7 +84,44 @@ def test_hetero_dp_equals_exhaustive_search(data):
             continue
         got = optimal_hetero(chain, budget)
         assert got.forward_time == want, (sizes, fwd, budget)
-        assert got.peak == replay_memory(got.actions, chain) <= budget
+        peak, time = replay(sizes, fwd, got.actions)
+        assert time == got.forward_time and got.peak == peak <= budget, (sizes, fwd, budget)
+        assert replay_memory(got.actions, chain) == peak
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_hetero_dp_equals_exhaustive_search(data):
+    l = data.draw(st.integers(1, 6))
+    sizes = data.draw(st.lists(st.integers(1, 4), min_size=l + 1, max_size=l + 1))
+    fwd = data.draw(st.lists(st.integers(1, 5), min_size=l, max_size=l))
+    check_against_exhaustive_search(sizes, fwd)
+
+
+def test_a_right_part_may_hand_back_a_gradient_far_above_its_start():
+    """Keeping x0, advance x1 up to x3 overwriting it: the right part hands back only y3, and
+    the left part recomputes x1 and x2 from x0. Two tables (produce y_s, or y_{s+1} and let
+    x_s go) miss it and find 14."""
+    sizes, fwd = [3, 2, 3, 3, 2, 2], [1, 1, 2, 2, 1]
+    F, B = ck.Forward, ck.Backward
+    by_hand = [F(0, True), F(1, True), F(2), F(3), F(4, True), B(5), B(4), F(1), F(2), B(3),
+               F(0, True), F(1), B(2), F(0, True), B(1), B(0)]
+    assert replay(sizes, fwd, by_hand) == (9, 13)
+    assert checkpoints_let_go(by_hand) == [1]
+    best = optimal_hetero(hetero_chain(sizes, fwd), 9)
+    assert best.forward_time == exhaustive_hetero(sizes, fwd, 9) == 13
+    assert replay(sizes, fwd, best.actions) == (best.peak, 13) and best.peak <= 9
+    assert checkpoints_let_go(best.actions) == [1]
+    check_against_exhaustive_search(sizes, fwd)
+
+
+def test_checkpoints_let_go_are_the_ones_overwritten_or_freed_after_a_backward_step():
+    F, B = ck.Forward, ck.Backward
+    assert checkpoints_let_go(ck.store_all(4).actions) == []
+    assert checkpoints_let_go(ck.optimal(9, 3).actions) == []    # x0 is consumed by B0 only
+    # x1 outlives B3 and is then overwritten by F1: let go; x2 is overwritten before any B
+    actions = [F(0, True), F(1, True), F(2), F(3, True), B(4), B(3), F(1), B(2), ck.Free("x0")]
+    assert checkpoints_let_go(actions) == [1, 0]
 
 
 @pytest.mark.parametrize("l", [1, 3, 6, 9])
