@@ -39,8 +39,10 @@ lab: $(STAMP)
 
 # As root, grading runs the kernel as an unprivileged user, who must be able to run its interpreter:
 # a venv made from a system Python (not pyenv's under /root), with memlab copied in (the checkout
-# itself may be unreadable), readable by all.  The grading tests use it (MEMLAB_GRADING_PYTHON), so
-# the isolation tests run instead of skipping.  It takes seconds with uv (pinned for `make lock`).
+# itself may be unreadable), readable by all, its bytecode compiled (the grading user cannot write
+# __pycache__ there: without it every isolated kernel would compile IPython and numpy as it starts).
+# The grading tests use it (MEMLAB_GRADING_PYTHON), so the isolation tests run instead of skipping.
+# It takes seconds with uv (pinned for `make lock`).
 SYSTEM_PYTHON ?= $(firstword $(wildcard /usr/bin/python3.13 /usr/bin/python3.12 /usr/bin/python3.11 \
 	/usr/bin/python3.10))
 GRADING_VENV ?= /opt/memlab-grading/$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
@@ -53,9 +55,10 @@ $(GRADING_STAMP): $(LOCK) $(shell find memlab -name '*.py')
 	@test -x $(VENV)/bin/uv || $(PIP) uv==$(UV_VERSION)
 	@mkdir -p $(dir $(GRADING_VENV)) && chmod 755 $(dir $(GRADING_VENV))
 	$(VENV)/bin/uv venv -q --allow-existing --python $(SYSTEM_PYTHON) $(GRADING_VENV)
-	$(VENV)/bin/uv pip install -q --python $(GRADING_VENV)/bin/python -r $(LOCK)
+	$(VENV)/bin/uv pip install -q --compile-bytecode --python $(GRADING_VENV)/bin/python -r $(LOCK)
 	@site=$$($(GRADING_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))') && \
-		rm -rf "$$site/memlab" && cp -r memlab "$$site/memlab" && find "$$site/memlab" -name __pycache__ -prune -exec rm -rf {} +
+		rm -rf "$$site/memlab" && cp -r memlab "$$site/memlab" && find "$$site/memlab" -name __pycache__ -prune -exec rm -rf {} + && \
+		$(GRADING_VENV)/bin/python -m compileall -q "$$site/memlab"
 	@chmod -R a+rX $(GRADING_VENV) && touch $@
 
 # Everything, on $(JOBS) processes: each test file (each notebook) stays on one process, and the

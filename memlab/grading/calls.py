@@ -10,6 +10,7 @@ go on; a reply over the size limit fails its call.  The judge's verdicts come ba
 """
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import os
@@ -44,27 +45,30 @@ m.main()
 """
 
 
-#: Runs the call server in the kernel: codec.py and callserver.py loaded as files, not through the
-#: memlab.grading package (whose imports take seconds), in a namespace of their own.
+#: Runs the call server in the kernel: codec.py and callserver.py, sent as source (the grader's
+#: files may be unreadable by the grading user), run as modules of their own, not through the
+#: memlab.grading package (whose imports take seconds).
 _BOOT = """\
-import importlib.util as u, sys
-for name, path in FILES:
-    spec = u.spec_from_file_location(name, path)
-    m = u.module_from_spec(spec)
+import sys, types
+for name, path, text in FILES:
+    m = types.ModuleType(name)
+    m.__file__ = path
     sys.modules[name] = m
-    spec.loader.exec_module(m)
+    exec(compile(text, path, "exec"), m.__dict__)
 m.serve(PORT, TOKEN)
 """
 
 
 def serve_code(port: int, token: str) -> str:
     """The code the grader runs in the kernel to start the call server."""
-    return f"exec({_BOOT!r}, {{'FILES': {_files()!r}, 'PORT': {port!r}, 'TOKEN': {token!r}}})\n"
+    return f"exec({_BOOT!r}, {{'FILES': {_sources()!r}, 'PORT': {port!r}, 'TOKEN': {token!r}}})\n"
 
 
-def _files() -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=1)
+def _sources() -> tuple[tuple[str, str, str], ...]:
     here = Path(__file__).resolve().parent
-    return [("_memlab_codec", str(here / "codec.py")), ("_memlab_callserver", str(here / "callserver.py"))]
+    return tuple((name, str(here / f"{stem}.py"), (here / f"{stem}.py").read_text(encoding="utf-8"))
+                 for name, stem in (("_memlab_codec", "codec"), ("_memlab_callserver", "callserver")))
 
 
 class KernelGone(Exception):
