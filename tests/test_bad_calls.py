@@ -174,6 +174,8 @@ def test_cycle_message_prints_the_cycle_once_closed():
 
 
 def test_hostile_bench_names_the_known_cases():
+    if not (ROOT / "bench" / "hostile.py").is_file():
+        pytest.skip("bench/ is not in a student copy of the course (memlab release)")
     out = subprocess.run([sys.executable, "bench/hostile.py", "--cases", "liar"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, out.stderr
