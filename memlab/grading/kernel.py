@@ -80,9 +80,10 @@ class Watchdog:
     passed, and says True when it has not stopped *grace* seconds later (it must then be restarted).
     One rule for a cell that runs too long and for a call of the judge's that does."""
 
-    def __init__(self, kernel: "Kernel", limit: float, grace: float) -> None:
+    def __init__(self, kernel: "Kernel", limit: float, grace: float, start: float | None = None) -> None:
         self.kernel, self.grace = kernel, grace
-        self.deadline, self.interrupted_at = time.monotonic() + limit, None
+        self.deadline = (time.monotonic() if start is None else start) + limit
+        self.interrupted_at: float | None = None
 
     @property
     def interrupted(self) -> bool:
@@ -254,7 +255,7 @@ class Kernel:
             store_history = not silent
         msg_id = self.kc.execute(code, silent=silent, store_history=store_history, allow_stdin=False,
                                  stop_on_error=False)
-        watch, last_alive_check = Watchdog(self, t0 + timeout - time.monotonic(), grace), t0
+        watch, last_alive_check = Watchdog(self, timeout, grace, start=t0), t0
         status = None
         while True:
             now = time.monotonic()
