@@ -208,7 +208,21 @@ def _old_feed():
 
 
 #: issue 29, item 1.6: (call, error, words the message must hold)
+_CH = ml.checkpoint.hetero_chain([2, 1, 1], [1.0, 1.0])
+_CK = ml.checkpoint
 BAD_CALLS = {
+    "hetero replay of an unheld value": (
+        lambda: _CK.hetero.replay_memory([_CK.Forward(1)], _CH), ml.ScheduleError,
+        ("F1", "needs x1", "not held")),
+    "hetero replay past the chain": (
+        lambda: _CK.hetero.replay_memory([_CK.Forward(0, True), _CK.Forward(1), _CK.Forward(2)], _CH),
+        ml.ScheduleError, ("needs x2", "i < 2")),
+    "hetero replay of a backward without its gradient": (
+        lambda: _CK.hetero.replay_memory([_CK.Backward(0)], _CH), ml.ScheduleError,
+        ("needs x0 and y1", "not both held")),
+    "hetero replay frees a bad name": (
+        lambda: _CK.hetero.replay_memory([_CK.Free("zz")], _CH), ml.ScheduleError,
+        ("frees zz", "not held")),
     "paged admit fractional tokens": (lambda: _paged().admit(1, 2.5), ml.BudgetError,
                                       ("PagedAllocator.admit: tokens", "integer >= 0", "2.5")),
     "paged admit negative tokens": (lambda: _paged().admit(1, -3), ml.BudgetError,

@@ -233,8 +233,8 @@ def replay_memory(actions: Sequence[Action], chain: HeteroChain) -> int:
     peak = chain.sizes[0]
     for a in actions:
         if isinstance(a, Forward):
-            if ("x", a.i) not in held:
-                raise ScheduleError(f"{a}: needs x{a.i}, which is not held")
+            if ("x", a.i) not in held or not 0 <= a.i < chain.l:
+                raise ScheduleError(f"{a}: needs x{a.i}, which is not held (F_i runs for i < {chain.l})")
             if not a.keep:
                 del held["x", a.i]
             held["x", a.i + 1] = chain.sizes[a.i + 1]
@@ -245,7 +245,9 @@ def replay_memory(actions: Sequence[Action], chain: HeteroChain) -> int:
             held.pop(("y", a.i + 1), None)
             held["y", a.i] = chain.sizes[a.i]
         elif isinstance(a, Free):
-            if held.pop((a.value[0], int(a.value[1:])), None) is None:
+            v = str(a.value)
+            key = (v[0], int(v[1:])) if len(v) > 1 and v[0] in "xy" and v[1:].isdigit() else None
+            if key is None or held.pop(key, None) is None:
                 raise ScheduleError(f"{a}: frees {a.value}, which is not held")
         peak = max(peak, sum(held.values()))
     return peak
