@@ -141,3 +141,22 @@ def test_outside_layers_are_what_the_whole_model_holds_beyond_its_blocks():
     in_layers = sum(sum(act.saved_terms(g, l).values()) for l in range(g.layers))
     assert in_layers + sum(n.nbytes for n in outside) == sum(
         n.nbytes for n in alive if n is not g.loss)
+
+
+def test_outside_layers_does_not_follow_set_order():
+    """Equal sizes (the last block's output and the last layernorm's, 3 MiB each at s = 2048)
+    come in the order they were made, whatever order the set of live values iterates in."""
+    from memlab.models import activations as act, gpt
+    g = gpt.gpt2("small", seq=64)
+    alive, _ = act.boundary_values(g.training_outputs())
+    want = [n.name for n in act.outside_layers(g, alive)]
+    assert want.index("l11.out") < want.index("lnf")
+    for seed in range(5):
+        shuffled = list(alive)
+        np.random.default_rng(seed).shuffle(shuffled)
+
+        class Reordered(set):
+            def __iter__(self, items=tuple(shuffled)):
+                return iter(items)
+
+        assert [n.name for n in act.outside_layers(g, Reordered(shuffled))] == want
