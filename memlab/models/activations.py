@@ -178,10 +178,11 @@ def parallel_model(model: Transformer) -> Any:
 def outside_layers(model: Transformer, alive: set[Node]) -> list[Node]:
     """The values of ``alive`` (:func:`boundary_values`) that belong to no block's terms: the
     embeddings' dropout mask, the last block's output, the last layernorm's output, the logits;
-    largest first, ties in the order they were made. Blocks' inputs are counted by their block (``saved_terms``), the loss is not
-    an activation."""
+    largest first, ties in the order they were made. Blocks' inputs are counted by their block
+    (``saved_terms``), the loss is not an activation."""
     model = _check(model, "outside_layers")
     inputs = set(model.layer_inputs)
     last = model.layer_outputs[-1]
-    return sorted((n for n in alive if n is not model.loss and n not in inputs and (
-        n.scope is None or n.scope.module != "layer" or n is last)), key=lambda n: (-n.nbytes, n.id))
+    outside = (n for n in alive if n is not model.loss and n not in inputs and (
+        n.scope is None or n.scope.module != "layer" or n is last))
+    return sorted(outside, key=lambda n: (-n.nbytes, n.id))
