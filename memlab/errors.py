@@ -74,7 +74,7 @@ def _bad(error: type[MemlabError], what: str, allowed: str, value: object) -> Me
 
 def check_bool(value: object, what: str, error: type[MemlabError] = MemlabError) -> bool:
     """``value`` as a bool if it is True or False (a numpy bool too); nothing else is taken for one."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):
         return bool(value)
     raise _bad(error, what, "True or False", value)
 

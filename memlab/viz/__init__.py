@@ -13,9 +13,10 @@ from .graphs import draw_graph
 from .plots import memory_plot, gantt
 from .stepper import Frame, Stepper
 from .explorer import Explorer, interact
+from .claims import ClaimError, claim, claims
 
 __all__ = ["PALETTE", "color", "to_svg", "setup", "show", "draw_graph", "memory_plot", "gantt",
-           "Frame", "Stepper", "Explorer", "interact"]
+           "Frame", "Stepper", "Explorer", "interact", "ClaimError", "claim", "claims"]
 from .trees import (fronts_by_depth, draw_tree, draw_taskgraph, traversal_bars,  # noqa: E402
                     traversal_frames, side_by_side, tree_gantt)
 
