@@ -90,7 +90,7 @@ def mark(path: Path, index: int, why: str) -> None:
         sys.exit(f"cell {index} of {path} is not a Markdown cell, or no reason was given")
     cell.setdefault("metadata", {}).setdefault("memlab", {})["reviewed"] = {
         "why": why.strip(), "text": digest(cell)}
-    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    path.write_text(json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
 
 
 def main(argv: list[str]) -> int:
