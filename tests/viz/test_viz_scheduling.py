@@ -91,7 +91,7 @@ def test_counterexample_explorer_follows_its_sliders():
     box = viz.counterexample_explorer()
     sb, sk, sm, se = box.sliders
     seen = set()
-    for b, K, M, eps in [(2, 1, 12.0, 1.0), (3, 2, 60.0, 0.01), (5, 1, 60.0, 10.0),
+    for b, K, M, eps in [(2, 1, 12.0, 1.0), (3, 2, 60.0, 0.01), (5, 1, 60.0, 10 ** 0.25),
                          (4, 3, 100.0, 0.001)]:
         sb.value, sk.value, sm.value, se.value = b, K, M, eps
         text = box.children[-1].value
@@ -105,8 +105,23 @@ def test_counterexample_explorer_follows_its_sliders():
         assert ("&gt; K" in text) == (bpo / bt > K)
         seen.add(text)
     assert len(seen) == 4
-    sm.value, se.value = 5.0, 10.0          # outside the family: a message, no traceback
-    assert "need M &gt; eps &gt; 0" in box.children[-1].value
+
+
+def test_counterexample_explorer_offers_only_trees_of_the_family():
+    """Every value the sliders (and the page's flipbook) can take builds T_K: M > eps > 0 and
+    b * eps <= M at the corners of the grid, and no frame is an error message."""
+    from memlab.scheduling import treegen
+    box = viz.counterexample_explorer()
+    sb, sk, sm, se = box.sliders
+    for b in (sb.min, sb.max):
+        for M in (sm.min, sm.max):
+            for e in (se.base ** se.min, se.base ** se.max):
+                assert M > e > 0 and b * e <= M, (b, M, e)
+                treegen.counterexample_peaks(b, 1, M, e)          # raises outside the family
+    sm.value, se.value = 1.0, 100.0                 # clamped to the sliders' valid range
+    assert sm.value == sm.min and se.value == pytest.approx(se.base ** se.max)
+    page = box.flipbook()
+    assert "need" not in page and "Error" not in page and page.count("best post-order") > 10
 
 
 @pytest.mark.parametrize("P", [1, 3, 4])
