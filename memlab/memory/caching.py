@@ -13,8 +13,9 @@ section of PyTorch's CUDA semantics notes; the code is memlab's:
   address) and, when larger, is split, the request taking the front, if the remainder is at least
   512 bytes (small pool, or any pool with expandable segments) or more than 1 MiB (large pool).
 * **Freeing** merges a block with its free neighbours in the same segment, never across segments.
-* **max_split_size.** Blocks of at least that size are never split; a request under it is never
-  served by one, and a request of at least it only by one less than 20 MiB larger.
+* **max_split_size** (more than 20 MiB, as PyTorch requires). Blocks of at least that size are
+  never split; a request under it is never served by one, and a request of at least it only by
+  one less than 20 MiB larger.
 * **Capacity.** When a new segment would pass ``capacity``: with ``max_split_size``, first release
   one cached unsplit oversize block big enough (else the largest ones until enough), retry; then
   release every wholly free segment of both pools (``num_alloc_retries``), retry; then raise
@@ -82,7 +83,7 @@ class CachingAllocator(SegmentAllocator):
         self.expandable_segments = check_bool(expandable_segments,
                                               "CachingAllocator: expandable_segments")
         self.max_split_size = None if max_split_size is None else check_int(
-            max_split_size, "CachingAllocator: max_split_size", 1)
+            max_split_size, "CachingAllocator: max_split_size", LARGE_BUFFER + 1)
         self._max_split = self.max_split_size or (1 << 62)
         self._lists: tuple[list, list] = ([], [])
         self._tail: list[Segment | None] = [None, None]   # the expandable segment of each pool
