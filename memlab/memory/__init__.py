@@ -16,7 +16,7 @@ from .plan import Plan, TagPlan, ALIGN, align
 from .pool import MemoryPool
 from .caching import CachingAllocator
 from .bfc import BFCAllocator
-from . import blocks, caching, bfc, checksnapshot
+from . import blocks, caching, bfc, checksnapshot, replay
 from .liveness import reference_counts, lifetimes, prepare
 from .order import memory_order, order_peak, resolve_order
 from .planner import plan_memory, MemoryPlan, PlanStep, Box
@@ -30,4 +30,4 @@ __all__ = ["Plan", "TagPlan", "ALIGN", "align", "MemoryPool", "reference_counts"
            "plan_memory", "MemoryPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
            "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing", "kvcache",
            "fragmentation", "CachingAllocator", "BFCAllocator", "blocks", "caching", "bfc",
-           "checksnapshot"]
+           "checksnapshot", "replay"]

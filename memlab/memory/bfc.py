@@ -117,7 +117,8 @@ class BFCAllocator(SegmentAllocator):
 
     def malloc(self, nbytes: int, owner: str = "") -> Block:
         """A chunk for a request of ``nbytes`` bytes (TensorFlow's ``AllocateRaw``)."""
-        nbytes = check_int(nbytes, "BFCAllocator.malloc: nbytes", 1)
+        if type(nbytes) is not int or nbytes < 1:
+            nbytes = check_int(nbytes, "BFCAllocator.malloc: nbytes", 1)
         size = rounded_bytes(nbytes)
         block = self._find(size)
         if block is None:

@@ -25,8 +25,12 @@ import numpy as np
 
 from ..errors import MemlabError, check_int
 
-STATS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes",
-         "reserved_bytes", "active_bytes", "inactive_split_bytes", "requested_bytes")
+STATS = ("allocation", "segment", "inactive_split", "allocated_bytes", "reserved_bytes",
+         "inactive_split_bytes", "requested_bytes")
+ALLOCATION, SEGMENT, INACTIVE_SPLIT, ALLOCATED, RESERVED, INACTIVE_SPLIT_BYTES, REQUESTED = \
+    range(len(STATS))
+#: one stream and no pending events: "active" is "allocated" (PyTorch's when no block waits)
+DERIVED = {"active": "allocation", "active_bytes": "allocated_bytes"}
 ACTIONS = ("alloc", "free_completed", "segment_alloc", "segment_free", "segment_map",
            "segment_unmap", "oom")
 
@@ -108,15 +112,6 @@ class Block:
         return f"Block({self.owner!r}, {self.size} bytes at {self.address:#x}, {state})"
 
 
-class Stat:
-    """A counter as PyTorch keeps it: current, peak, and the totals added and removed."""
-
-    __slots__ = ("current", "peak", "allocated", "freed")
-
-    def __init__(self) -> None:
-        self.current = self.peak = self.allocated = self.freed = 0
-
-
 class SegmentAllocator:
     """Splitting and merging blocks over segments, with PyTorch's statistics and snapshots.
 
@@ -134,55 +129,106 @@ class SegmentAllocator:
         self.segments: dict[int, Segment] = {}          # address -> segment
         self._free: dict[int, Block] = {}               # address -> free block
         self._next_address = self.SEGMENT_ALIGN
-        self._stats = {name: [Stat() for _ in range(1 + len(self.POOLS))] for name in STATS}
+        n = 3 * len(STATS)      # slot 3 * stat: all pools; + 1 + pool: one pool
+        self._cur, self._peak, self._added = [0] * n, [0] * n, [0] * n   # freed: added - cur
         self.counts = {"num_alloc_retries": 0, "num_ooms": 0, "num_device_alloc": 0,
                        "num_device_free": 0, "num_sync_all_streams": 0}
         self._events: list[tuple] = []
 
     # -- statistics -----------------------------------------------------------------------------
-    def _inc(self, name: str, pool: int, amount: int) -> None:
-        pair = self._stats[name]
-        for s in (pair[0], pair[pool + 1]) if self.POOLS else (pair[0],):
-            s.current += amount
-            if amount >= 0:
-                s.allocated += amount
-                if s.current > s.peak:
-                    s.peak = s.current
-            else:
-                s.freed -= amount
+    def _inc(self, stat: int, pool: int, amount: int) -> None:
+        i = 3 * stat
+        j = i + 1 + pool
+        cur = self._cur
+        cur[i] += amount
+        cur[j] += amount
+        if amount >= 0:
+            added, peak = self._added, self._peak
+            added[i] += amount
+            added[j] += amount
+            if cur[i] > peak[i]:
+                peak[i] = cur[i]
+            if cur[j] > peak[j]:
+                peak[j] = cur[j]
+
+    def _use(self, pool: int, size: int, requested: int, sign: int) -> None:
+        """A block of ``size`` bytes (``requested`` asked) handed out (``sign`` 1) or back (-1):
+        :meth:`_inc` of the allocation count, the allocated and the requested bytes, unrolled
+        (it runs at every event)."""
+        cur, j = self._cur, 1 + pool
+        a, b, c = 3 * ALLOCATION, 3 * ALLOCATED, 3 * REQUESTED
+        if sign < 0:
+            cur[a] -= 1
+            cur[a + j] -= 1
+            cur[b] -= size
+            cur[b + j] -= size
+            cur[c] -= requested
+            cur[c + j] -= requested
+            return
+        added, peak = self._added, self._peak
+        x, y = cur[a] + 1, cur[a + j] + 1
+        cur[a], cur[a + j] = x, y
+        added[a] += 1
+        added[a + j] += 1
+        if x > peak[a]:
+            peak[a] = x
+        if y > peak[a + j]:
+            peak[a + j] = y
+        x, y = cur[b] + size, cur[b + j] + size
+        cur[b], cur[b + j] = x, y
+        added[b] += size
+        added[b + j] += size
+        if x > peak[b]:
+            peak[b] = x
+        if y > peak[b + j]:
+            peak[b + j] = y
+        x, y = cur[c] + requested, cur[c + j] + requested
+        cur[c], cur[c + j] = x, y
+        added[c] += requested
+        added[c + j] += requested
+        if x > peak[c]:
+            peak[c] = x
+        if y > peak[c + j]:
+            peak[c + j] = y
 
     def memory_allocated(self) -> int:
         """Bytes of the blocks handed out (``torch.cuda.memory_allocated``)."""
-        return self._stats["allocated_bytes"][0].current
+        return self._cur[3 * ALLOCATED]
 
     def memory_reserved(self) -> int:
         """Bytes of all segments (``torch.cuda.memory_reserved``)."""
-        return self._stats["reserved_bytes"][0].current
+        return self._cur[3 * RESERVED]
 
     def max_memory_allocated(self) -> int:
         """The peak of :meth:`memory_allocated`."""
-        return self._stats["allocated_bytes"][0].peak
+        return self._peak[3 * ALLOCATED]
 
     def max_memory_reserved(self) -> int:
         """The peak of :meth:`memory_reserved`."""
-        return self._stats["reserved_bytes"][0].peak
+        return self._peak[3 * RESERVED]
 
     def memory_stats(self) -> dict[str, int]:
         """The counters under ``torch.cuda.memory_stats()``'s keys, sorted, such as
         ``allocated_bytes.all.current`` or ``reserved_bytes.large_pool.peak``."""
         out: dict[str, int] = dict(self.counts)
-        for name, stats in self._stats.items():
-            for pool, s in zip(("all",) + self.POOLS, stats):
-                for field in Stat.__slots__:
-                    out[f"{name}.{pool}.{field}"] = getattr(s, field)
+        freed = [a - c for a, c in zip(self._added, self._cur)]
+        fields = (("current", self._cur), ("peak", self._peak), ("allocated", self._added),
+                  ("freed", freed))
+        for k, name in enumerate(STATS):
+            for slot, pool in enumerate(("all",) + self.POOLS):
+                for field, values in fields:
+                    out[f"{name}.{pool}.{field}"] = values[3 * k + slot]
+        for alias, name in DERIVED.items():
+            for key in [key for key in out if key.startswith(name + ".")]:
+                out[alias + key[len(name):]] = out[key]
         return dict(sorted(out.items()))
 
     # -- trace ----------------------------------------------------------------------------------
     def _log(self, action: str, address: int, size: int, owner: str = "") -> None:
         if self.record_trace:
-            self._events.append((action, address, size, owner,
-                                 self._stats["allocated_bytes"][0].current,
-                                 self._stats["reserved_bytes"][0].current))
+            cur = self._cur
+            self._events.append((action, address, size, owner, cur[3 * ALLOCATED],
+                                 cur[3 * RESERVED]))
 
     @property
     def trace(self) -> list[dict]:
@@ -246,8 +292,8 @@ class SegmentAllocator:
         self._next_address += -(-max(size, space) // align) * align + align
         seg.head = Block(seg, seg.address, size)
         self.segments[seg.address] = seg
-        self._inc("segment", pool, 1)
-        self._inc("reserved_bytes", pool, size)
+        self._inc(SEGMENT, pool, 1)
+        self._inc(RESERVED, pool, size)
         self.counts["num_device_alloc"] += 1
         self._log("segment_map" if expandable else "segment_alloc", seg.address, size)
         return seg
@@ -256,47 +302,49 @@ class SegmentAllocator:
         """Give back a segment that is one free block."""
         self._remove_free(seg.head)
         del self.segments[seg.address]
-        self._inc("segment", seg.pool, -1)
-        self._inc("reserved_bytes", seg.pool, -seg.size)
+        self._inc(SEGMENT, seg.pool, -1)
+        self._inc(RESERVED, seg.pool, -seg.size)
         self.counts["num_device_free"] += 1
         self._log("segment_unmap" if seg.expandable else "segment_free", seg.address, seg.size)
 
     def _take(self, block: Block, size: int, nbytes: int, owner: str, split: bool) -> Block:
         """Hand out the front ``size`` bytes of the free ``block`` (already out of its free
-        list), the rest becoming a free block when ``split`` (PyTorch's ``alloc_found_block``)."""
-        seg, pool = block.segment, block.segment.pool
-        was_split, counted = block.is_split(), not seg.expandable
-        out = Block(seg, block.address, block.size)
-        out.prev, out.next = block.prev, block.next
-        if out.prev is None:
+        list), the rest staying a free block when ``split`` (PyTorch's ``alloc_found_block``).
+        The block handed out is always a new object, so a handle kept after ``free`` is never
+        handed out again and freeing it twice is caught."""
+        seg = block.segment
+        pool, prev = seg.pool, block.prev
+        was_split = prev is not None or block.next is not None
+        out = Block(seg, block.address, size if split else block.size)
+        out.prev = prev
+        if prev is None:
             seg.head = out
         else:
-            out.prev.next = out
-        if out.next is not None:
-            out.next.prev = out
+            prev.next = out
         if split:
-            rest = Block(seg, block.address + size, block.size - size)
-            rest.prev, rest.next, out.size = out, out.next, size
-            if rest.next is not None:
-                rest.next.prev = rest
-            out.next = rest
-            self._insert_free(rest)
-            if counted:
+            out.next, block.prev = block, out
+            block.address += size
+            block.size -= size
+            self._insert_free(block)
+        else:
+            nxt = out.next = block.next
+            if nxt is not None:
+                nxt.prev = out
+            block.prev = block.next = None
+        if not seg.expandable:
+            if split:
                 if was_split:
-                    self._inc("inactive_split_bytes", pool, -size)
+                    self._inc(INACTIVE_SPLIT_BYTES, pool, -size)
                 else:
-                    self._inc("inactive_split_bytes", pool, rest.size)
-                    self._inc("inactive_split", pool, 1)
-        elif was_split and counted:
-            self._inc("inactive_split_bytes", pool, -out.size)
-            self._inc("inactive_split", pool, -1)
+                    self._inc(INACTIVE_SPLIT_BYTES, pool, block.size)
+                    self._inc(INACTIVE_SPLIT, pool, 1)
+            elif was_split:
+                self._inc(INACTIVE_SPLIT_BYTES, pool, -out.size)
+                self._inc(INACTIVE_SPLIT, pool, -1)
         out.allocated, out.requested, out.owner = True, nbytes, owner
-        for name in ("allocation", "active"):
-            self._inc(name, pool, 1)
-        for name in ("allocated_bytes", "active_bytes"):
-            self._inc(name, pool, out.size)
-        self._inc("requested_bytes", pool, nbytes)
-        self._log("alloc", out.address, out.size, owner)
+        self._use(pool, out.size, nbytes, 1)
+        if self.record_trace:
+            self._log("alloc", out.address, out.size, owner)
         return out
 
     def _check_block(self, block: object, what: str) -> Block:
@@ -314,37 +362,39 @@ class SegmentAllocator:
     def free(self, block: Block) -> None:
         """Give ``block`` back: it merges with its free neighbours in its segment and is cached
         (PyTorch's ``free_block``)."""
-        block = self._check_block(block, "free")
-        seg, pool = block.segment, block.segment.pool
+        if type(block) is not Block or not block.allocated or block.segment.allocator is not self:
+            self._check_block(block, "free")
+        seg = block.segment
+        pool = seg.pool
         block.allocated = False
-        for name in ("allocation", "active"):
-            self._inc(name, pool, -1)
-        for name in ("allocated_bytes", "active_bytes"):
-            self._inc(name, pool, -block.size)
-        self._inc("requested_bytes", pool, -block.requested)
-        self._log("free_completed", block.address, block.size, block.owner)
+        self._use(pool, block.size, block.requested, -1)
+        if self.record_trace:
+            self._log("free_completed", block.address, block.size, block.owner)
         merged_blocks = merged_bytes = 0
-        for other in (block.prev, block.next):
-            if other is not None and not other.allocated:
-                self._remove_free(other)
-                if other is block.prev:
-                    block.address, block.prev = other.address, other.prev
-                    if block.prev is None:
-                        seg.head = block
-                    else:
-                        block.prev.next = block
-                else:
-                    block.next = other.next
-                    if block.next is not None:
-                        block.next.prev = block
-                block.size += other.size
-                merged_blocks, merged_bytes = merged_blocks + 1, merged_bytes + other.size
+        other = block.prev
+        if other is not None and not other.allocated:
+            self._remove_free(other)
+            block.address, block.prev = other.address, other.prev
+            if block.prev is None:
+                seg.head = block
+            else:
+                block.prev.next = block
+            block.size += other.size
+            merged_blocks, merged_bytes = 1, other.size
+        other = block.next
+        if other is not None and not other.allocated:
+            self._remove_free(other)
+            block.next = other.next
+            if block.next is not None:
+                block.next.prev = block
+            block.size += other.size
+            merged_blocks, merged_bytes = merged_blocks + 1, merged_bytes + other.size
         block.requested, block.owner = 0, ""
         self._insert_free(block)
         if not seg.expandable:
-            if block.is_split():
+            if block.prev is not None or block.next is not None:
                 merged_blocks, merged_bytes = merged_blocks - 1, merged_bytes - block.size
             if merged_blocks:
-                self._inc("inactive_split", pool, -merged_blocks)
+                self._inc(INACTIVE_SPLIT, pool, -merged_blocks)
             if merged_bytes:
-                self._inc("inactive_split_bytes", pool, -merged_bytes)
+                self._inc(INACTIVE_SPLIT_BYTES, pool, -merged_bytes)

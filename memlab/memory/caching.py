@@ -36,10 +36,10 @@ this allocator is what PyTorch actually does.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 
 from ..errors import OutOfMemoryError, check_bool, check_int
-from .blocks import Block, Segment, SegmentAllocator, format_size
+from .blocks import RESERVED, Block, Segment, SegmentAllocator, format_size
 
 MIN_BLOCK = 512                  #: kMinBlockSize: sizes are rounded to multiples of this
 SMALL_SIZE = 1 << 20             #: kSmallSize: the largest request of the small pool
@@ -52,7 +52,7 @@ SMALL, LARGE = 0, 1              #: pool indices
 
 def round_size(nbytes: int) -> int:
     """A request's block size: ``nbytes`` rounded up to a multiple of 512, at least 512."""
-    return max(MIN_BLOCK, -(-nbytes // MIN_BLOCK) * MIN_BLOCK)
+    return -(-nbytes // MIN_BLOCK) * MIN_BLOCK if nbytes > MIN_BLOCK else MIN_BLOCK
 
 
 def allocation_size(size: int) -> int:
@@ -91,6 +91,15 @@ class CachingAllocator(SegmentAllocator):
     def _list_of(self, block: Block) -> list[tuple[int, int]]:
         return self._lists[block.segment.pool]
 
+    def _insert_free(self, block: Block) -> None:
+        insort(self._lists[block.segment.pool], (block.size, block.address))
+        self._free[block.address] = block
+
+    def _remove_free(self, block: Block) -> None:
+        lst = self._lists[block.segment.pool]
+        del lst[bisect_left(lst, (block.size, block.address))]
+        del self._free[block.address]
+
     # -- choosing a block -------------------------------------------------------------------------
     def _find(self, pool: int, size: int) -> Block | None:
         """PyTorch's ``get_free_block``: the best fit, under the oversize rules."""
@@ -106,12 +115,6 @@ class CachingAllocator(SegmentAllocator):
             return None
         self._remove_free(block)
         return block
-
-    def _should_split(self, block: Block, size: int) -> bool:
-        remaining = block.size - size
-        if block.segment.pool == SMALL or self.expandable_segments:
-            return remaining >= MIN_BLOCK
-        return size < self._max_split and remaining > SMALL_SIZE
 
     # -- getting memory from the device -----------------------------------------------------------
     def _fits(self, nbytes: int) -> bool:
@@ -161,7 +164,7 @@ class CachingAllocator(SegmentAllocator):
             last = Block(seg, seg.address + seg.size, grow)
             last.prev, end.next = end, last
         seg.size += grow
-        self._inc("reserved_bytes", pool, grow)
+        self._inc(RESERVED, pool, grow)
         self._log("segment_map", seg.address + seg.size - grow, grow)
         return last
 
@@ -223,14 +226,15 @@ class CachingAllocator(SegmentAllocator):
         else:
             last.prev.next = None
         seg.size -= cut
-        self._inc("reserved_bytes", pool, -cut)
+        self._inc(RESERVED, pool, -cut)
         self.counts["num_device_free"] += 1
         self._log("segment_unmap", seg.address + seg.size, cut)
 
     # -- the interface ----------------------------------------------------------------------------
     def malloc(self, nbytes: int, owner: str = "") -> Block:
         """A block for a request of ``nbytes`` bytes (PyTorch's ``malloc``)."""
-        nbytes = check_int(nbytes, "CachingAllocator.malloc: nbytes", 1)
+        if type(nbytes) is not int or nbytes < 1:
+            nbytes = check_int(nbytes, "CachingAllocator.malloc: nbytes", 1)
         size = round_size(nbytes)
         pool = SMALL if size <= SMALL_SIZE else LARGE
         block = self._find(pool, size)
@@ -244,7 +248,13 @@ class CachingAllocator(SegmentAllocator):
                 block = self._alloc_segment(pool, size)
             if block is None:
                 self._out_of_memory(nbytes, size, pool)
-        return self._take(block, size, nbytes, str(owner), self._should_split(block, size))
+        remaining = block.size - size
+        if pool == SMALL or self.expandable_segments:
+            split = remaining >= MIN_BLOCK
+        else:
+            split = size < self._max_split and remaining > SMALL_SIZE
+        return self._take(block, size, nbytes, owner if type(owner) is str else str(owner),
+                          split)
 
     def _out_of_memory(self, nbytes: int, size: int, pool: int) -> None:
         self.counts["num_ooms"] += 1
