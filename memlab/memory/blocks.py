@@ -233,8 +233,9 @@ class SegmentAllocator:
     @property
     def trace(self) -> list[dict]:
         """Every event in order, as ``device_traces`` entries of PyTorch's snapshot (``action``,
-        ``addr``, ``size``) with memlab's ``owner`` and the ``allocated`` and ``reserved``
-        bytes after it."""
+        ``addr``, ``size``: the requested bytes of an allocation or free, as PyTorch records
+        them, the bytes of a segment) with memlab's ``owner`` and the ``allocated`` and
+        ``reserved`` bytes after it."""
         return [{"action": a, "addr": addr, "size": size, "stream": 0, "frames": [],
                  "owner": owner, "allocated": al, "reserved": re, "time_us": i}
                 for i, (a, addr, size, owner, al, re) in enumerate(self._events)]
@@ -344,7 +345,7 @@ class SegmentAllocator:
         out.allocated, out.requested, out.owner = True, nbytes, owner
         self._use(pool, out.size, nbytes, 1)
         if self.record_trace:
-            self._log("alloc", out.address, out.size, owner)
+            self._log("alloc", out.address, nbytes, owner)
         return out
 
     def _check_block(self, block: object, what: str) -> Block:
@@ -369,7 +370,7 @@ class SegmentAllocator:
         block.allocated = False
         self._use(pool, block.size, block.requested, -1)
         if self.record_trace:
-            self._log("free_completed", block.address, block.size, block.owner)
+            self._log("free_completed", block.address, block.requested, block.owner)
         merged_blocks = merged_bytes = 0
         other = block.prev
         if other is not None and not other.allocated:
