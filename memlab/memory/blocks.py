@@ -29,6 +29,7 @@ STATS = ("allocation", "segment", "inactive_split", "allocated_bytes", "reserved
          "inactive_split_bytes", "requested_bytes")
 ALLOCATION, SEGMENT, INACTIVE_SPLIT, ALLOCATED, RESERVED, INACTIVE_SPLIT_BYTES, REQUESTED = \
     range(len(STATS))
+assert (3 * ALLOCATION, 3 * ALLOCATED, 3 * RESERVED, 3 * REQUESTED) == (0, 9, 12, 18)  # inlined
 #: one stream and no pending events: "active" is "allocated" (PyTorch's when no block waits)
 DERIVED = {"active": "allocation", "active_bytes": "allocated_bytes"}
 ACTIONS = ("alloc", "free_completed", "segment_alloc", "segment_free", "segment_map",
@@ -150,46 +151,6 @@ class SegmentAllocator:
                 peak[i] = cur[i]
             if cur[j] > peak[j]:
                 peak[j] = cur[j]
-
-    def _use(self, pool: int, size: int, requested: int, sign: int) -> None:
-        """A block of ``size`` bytes (``requested`` asked) handed out (``sign`` 1) or back (-1):
-        :meth:`_inc` of the allocation count, the allocated and the requested bytes, unrolled
-        (it runs at every event)."""
-        cur, j = self._cur, 1 + pool
-        a, b, c = 3 * ALLOCATION, 3 * ALLOCATED, 3 * REQUESTED
-        if sign < 0:
-            cur[a] -= 1
-            cur[a + j] -= 1
-            cur[b] -= size
-            cur[b + j] -= size
-            cur[c] -= requested
-            cur[c + j] -= requested
-            return
-        added, peak = self._added, self._peak
-        x, y = cur[a] + 1, cur[a + j] + 1
-        cur[a], cur[a + j] = x, y
-        added[a] += 1
-        added[a + j] += 1
-        if x > peak[a]:
-            peak[a] = x
-        if y > peak[a + j]:
-            peak[a + j] = y
-        x, y = cur[b] + size, cur[b + j] + size
-        cur[b], cur[b + j] = x, y
-        added[b] += size
-        added[b + j] += size
-        if x > peak[b]:
-            peak[b] = x
-        if y > peak[b + j]:
-            peak[b + j] = y
-        x, y = cur[c] + requested, cur[c + j] + requested
-        cur[c], cur[c + j] = x, y
-        added[c] += requested
-        added[c + j] += requested
-        if x > peak[c]:
-            peak[c] = x
-        if y > peak[c + j]:
-            peak[c + j] = y
 
     def memory_allocated(self) -> int:
         """Bytes of the blocks handed out (``torch.cuda.memory_allocated``)."""
@@ -343,9 +304,19 @@ class SegmentAllocator:
                 self._inc(INACTIVE_SPLIT_BYTES, pool, -out.size)
                 self._inc(INACTIVE_SPLIT, pool, -1)
         out.allocated, out.requested, out.owner = True, nbytes, owner
-        self._use(pool, out.size, nbytes, 1)
+        # _use(pool, out.size, nbytes, 1), inlined: the hot path
+        cur, added, peak, j, got = self._cur, self._added, self._peak, 1 + pool, out.size
+        for k, amount in ((0, 1), (9, got), (18, nbytes)):   # ALLOCATION, ALLOCATED, REQUESTED
+            x, y = cur[k] + amount, cur[k + j] + amount
+            cur[k], cur[k + j] = x, y
+            added[k] += amount
+            added[k + j] += amount
+            if x > peak[k]:
+                peak[k] = x
+            if y > peak[k + j]:
+                peak[k + j] = y
         if self.record_trace:
-            self._log("alloc", out.address, nbytes, owner)
+            self._events.append(("alloc", out.address, nbytes, owner, cur[9], cur[12]))
         return out
 
     def _check_block(self, block: object, what: str) -> Block:
@@ -368,9 +339,16 @@ class SegmentAllocator:
         seg = block.segment
         pool = seg.pool
         block.allocated = False
-        self._use(pool, block.size, block.requested, -1)
+        cur, j, size, req = self._cur, 1 + pool, block.size, block.requested
+        cur[0] -= 1              # _use(pool, size, req, -1), inlined: the hot path
+        cur[j] -= 1
+        cur[9] -= size
+        cur[9 + j] -= size
+        cur[18] -= req
+        cur[18 + j] -= req
         if self.record_trace:
-            self._log("free_completed", block.address, block.requested, block.owner)
+            self._events.append(("free_completed", block.address, req, block.owner, cur[9],
+                                 cur[12]))
         merged_blocks = merged_bytes = 0
         other = block.prev
         if other is not None and not other.allocated:
