@@ -107,13 +107,15 @@ class CachingAllocator(SegmentAllocator):
         i = bisect_left(lst, (size, 0))
         if i == len(lst):
             return None
-        block = self._free[lst[i][1]]
+        free = self._free
+        block = free[lst[i][1]]
         if block.segment.expandable and block.next is None and i + 1 < len(lst):
-            block = self._free[lst[i + 1][1]]   # the end block counts as what it could grow to
+            i += 1                              # the end block counts as what it could grow to
+            block = free[lst[i][1]]
         cap = self._max_split
         if size < cap <= block.size or (size >= cap and block.size >= size + LARGE_BUFFER):
             return None
-        self._remove_free(block)
+        del lst[i], free[block.address]         # _remove_free, knowing where it is
         return block
 
     # -- getting memory from the device -----------------------------------------------------------
@@ -235,7 +237,7 @@ class CachingAllocator(SegmentAllocator):
         """A block for a request of ``nbytes`` bytes (PyTorch's ``malloc``)."""
         if type(nbytes) is not int or nbytes < 1:
             nbytes = check_int(nbytes, "CachingAllocator.malloc: nbytes", 1)
-        size = round_size(nbytes)
+        size = -(-nbytes // MIN_BLOCK) * MIN_BLOCK      # round_size(nbytes), inlined
         pool = SMALL if size <= SMALL_SIZE else LARGE
         block = self._find(pool, size)
         if block is None:
