@@ -48,3 +48,19 @@ def test_caching_memory_is_cpu_only():
     x = ml.placeholder("x", (2,))
     with pytest.raises(ml.MemlabError, match="CPU only"):
         ml.Executor(ml.exp(x), memory="caching", device="cuda")
+
+
+@pytest.mark.parametrize("order", [None, "dfs"])
+def test_the_replayed_trace_is_the_executors(order):
+    """memory.replay writes the runner's rule once more for allocators that do not compute: the
+    executor on the caching allocator and the replay of allocation_trace make the same calls."""
+    from memlab.memory.replay import allocation_trace, replay
+    m = mlp(depth=3, batch=32, n_in=300, hidden=200, n_out=10)
+    outs = m["outputs"]
+    ml.graph.set_workspace(outs, {"matmul": 70_000})          # workspaces taken around their op
+    ex = ml.Executor(outs, memory="caching", order=order)
+    ex.run(m["make_feed"](0))
+    again = replay(allocation_trace(outs, ex.order), ml.memory.CachingAllocator())
+    assert again.trace == ex.runner.allocator.trace
+    assert again.memory_stats() == ex.runner.allocator.memory_stats()
+    assert any(e["owner"].endswith(".workspace") for e in again.trace)
