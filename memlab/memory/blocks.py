@@ -294,15 +294,16 @@ class SegmentAllocator:
                 nxt.prev = out
             block.prev = block.next = None
         if not seg.expandable:
-            if split:
-                if was_split:
-                    self._inc(INACTIVE_SPLIT_BYTES, pool, -size)
-                else:
-                    self._inc(INACTIVE_SPLIT_BYTES, pool, block.size)
-                    self._inc(INACTIVE_SPLIT, pool, 1)
-            elif was_split:
-                self._inc(INACTIVE_SPLIT_BYTES, pool, -out.size)
-                self._inc(INACTIVE_SPLIT, pool, -1)
+            cur, k, j = self._cur, 3 * INACTIVE_SPLIT_BYTES, 3 * INACTIVE_SPLIT_BYTES + 1 + pool
+            if split and not was_split:
+                self._inc(INACTIVE_SPLIT_BYTES, pool, block.size)
+                self._inc(INACTIVE_SPLIT, pool, 1)
+            elif was_split:     # a decrease: _inc without peaks, inlined
+                gone = size if split else out.size
+                cur[k] -= gone
+                cur[j] -= gone
+                if not split:
+                    self._inc(INACTIVE_SPLIT, pool, -1)
         out.allocated, out.requested, out.owner = True, nbytes, owner
         # _use(pool, out.size, nbytes, 1), inlined: the hot path
         cur, added, peak, j, got = self._cur, self._added, self._peak, 1 + pool, out.size
