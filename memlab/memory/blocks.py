@@ -305,7 +305,8 @@ class SegmentAllocator:
                 if not split:
                     self._inc(INACTIVE_SPLIT, pool, -1)
         out.allocated, out.requested, out.owner = True, nbytes, owner
-        # _use(pool, out.size, nbytes, 1), inlined: the hot path
+        # the allocation count, allocated and requested bytes go up, with their peaks (:meth:`_inc`
+        # for three stats, inlined: it runs at every event)
         cur, added, peak, j, got = self._cur, self._added, self._peak, 1 + pool, out.size
         for k, amount in ((0, 1), (9, got), (18, nbytes)):   # ALLOCATION, ALLOCATED, REQUESTED
             x, y = cur[k] + amount, cur[k + j] + amount
@@ -341,7 +342,7 @@ class SegmentAllocator:
         pool = seg.pool
         block.allocated = False
         cur, j, size, req = self._cur, 1 + pool, block.size, block.requested
-        cur[0] -= 1              # _use(pool, size, req, -1), inlined: the hot path
+        cur[0] -= 1              # the allocation count, allocated and requested bytes go down
         cur[j] -= 1
         cur[9] -= size
         cur[9 + j] -= size
@@ -374,7 +375,10 @@ class SegmentAllocator:
         if not seg.expandable:
             if block.prev is not None or block.next is not None:
                 merged_blocks, merged_bytes = merged_blocks - 1, merged_bytes - block.size
-            if merged_blocks:
-                self._inc(INACTIVE_SPLIT, pool, -merged_blocks)
-            if merged_bytes:
-                self._inc(INACTIVE_SPLIT_BYTES, pool, -merged_bytes)
+            for stat, gone in ((INACTIVE_SPLIT, merged_blocks),
+                               (INACTIVE_SPLIT_BYTES, merged_bytes)):
+                if gone > 0:    # a decrease: _inc without peaks, inlined
+                    cur[3 * stat] -= gone
+                    cur[3 * stat + j] -= gone
+                elif gone < 0:
+                    self._inc(stat, pool, -gone)
