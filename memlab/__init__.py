@@ -18,7 +18,8 @@ The package follows the course's parts, each layer importing only the ones below
 ``import memlab`` loads no drawing library, so it stays fast and headless.
 """
 from .errors import (MemlabError, GraphError, CycleError, ShapeError, UnknownOpError, FeedError,
-                     PlanError, BudgetError, ScheduleError, TreeError, GradingError, DeviceError)
+                     PlanError, BudgetError, ScheduleError, TreeError, GradingError, DeviceError,
+                     OutOfMemoryError)
 from . import graph, memory, execute, models, scheduling
 from .graph import ops
 from .graph import *  # noqa: F401,F403  (Node, placeholder, constant, topo_order, gradients, ops)
@@ -52,6 +53,7 @@ def _version() -> str:
 __version__ = _version()
 __all__ = ["MemlabError", "GraphError", "CycleError", "ShapeError", "UnknownOpError", "FeedError",
            "PlanError", "BudgetError", "ScheduleError", "TreeError", "GradingError", "DeviceError",
+           "OutOfMemoryError",
            "graph", "ops", "memory", "execute", "checkpoint", "models", "scheduling", "testing",
            "Executor", "RunStats", "Step", "Runner",
            "MemoryPool", "plan_memory", "MemoryPlan", "PlanStep", "plan_offsets", "plan_tags_by_size",

@@ -57,6 +57,11 @@ class GradingError(MemlabError):
     """A notebook cannot be assigned or graded (bad metadata, missing solution, ...)."""
 
 
+class OutOfMemoryError(MemlabError):
+    """An allocator with a capacity cannot serve a request, even after releasing its cache; the
+    message gives the request, the capacity, what is allocated and what is reserved but unused."""
+
+
 class DeviceError(MemlabError):
     """The CUDA device cannot run this: no GPU and no simulator, a dtype other than float32,
     or an op without a kernel."""

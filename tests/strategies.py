@@ -166,3 +166,18 @@ def op_gradient_matches_differences(build, arrays, seed: int, what: str = "") ->
     for i, g in enumerate(grads):
         np.testing.assert_allclose(g, central_difference(f, arrays, i), rtol=1e-5, atol=1e-6,
                                    err_msg=f"{what}: input {i}")
+
+
+MiB = 1 << 20
+
+
+@st.composite
+def alloc_traces(draw, max_ops: int = 40) -> list[tuple[str, int]]:
+    """A random allocator trace: ("alloc", nbytes) or ("free", k) (free the k-th live block,
+    modulo how many are live). Sizes mix the small pool (up to 1 MiB), the large pool under
+    10 MiB and larger requests, so every pool, segment size and split rule is met."""
+    size = st.one_of(st.integers(1, 4096), st.integers(1, MiB), st.integers(MiB + 1, 10 * MiB),
+                     st.integers(10 * MiB, 40 * MiB))
+    op = st.one_of(st.tuples(st.just("alloc"), size), st.tuples(st.just("free"),
+                                                                st.integers(0, 1000)))
+    return draw(st.lists(op, max_size=max_ops))

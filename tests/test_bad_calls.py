@@ -269,6 +269,43 @@ BAD_CALLS = {
 }
 
 
+
+def _freed_block():
+    a = ml.memory.CachingAllocator()
+    b = a.malloc(100)
+    a.free(b)
+    return a, b
+
+
+BAD_CALLS.update({
+    "caching malloc 0 bytes": (lambda: ml.memory.CachingAllocator().malloc(0), ml.MemlabError,
+                               ("CachingAllocator.malloc: nbytes", "integer >= 1", "0")),
+    "caching malloc 1.5 bytes": (lambda: ml.memory.CachingAllocator().malloc(1.5),
+                                 ml.MemlabError, ("malloc: nbytes", "integer", "1.5")),
+    "caching free twice": (lambda: (lambda a, b: a.free(b))(*_freed_block()), ml.MemlabError,
+                           ("CachingAllocator.free", "freed twice")),
+    "caching free another's block": (
+        lambda: ml.memory.CachingAllocator().free(ml.memory.CachingAllocator().malloc(8)),
+        ml.MemlabError, ("CachingAllocator.free", "belongs to another allocator")),
+    "caching free a number": (lambda: ml.memory.CachingAllocator().free(4096), ml.MemlabError,
+                              ("CachingAllocator.free: block", "a Block from malloc()", "int")),
+    "caching negative capacity": (lambda: ml.memory.CachingAllocator(capacity=-1),
+                                  ml.MemlabError, ("CachingAllocator: capacity", ">= 0", "-1")),
+    "caching expandable 'yes'": (
+        lambda: ml.memory.CachingAllocator(expandable_segments="yes"), ml.MemlabError,
+        ("CachingAllocator: expandable_segments", "True or False", "'yes'")),
+    "bfc malloc -5": (lambda: ml.memory.BFCAllocator().malloc(-5), ml.MemlabError,
+                      ("BFCAllocator.malloc: nbytes", ">= 1", "-5")),
+    "bfc negative capacity": (lambda: ml.memory.BFCAllocator(capacity=-3), ml.MemlabError,
+                              ("BFCAllocator: capacity", ">= 0", "-3")),
+    "bfc free a caching block": (
+        lambda: ml.memory.BFCAllocator().free(ml.memory.CachingAllocator().malloc(8)),
+        ml.MemlabError, ("BFCAllocator.free", "belongs to another allocator")),
+    "check_snapshot of a string": (lambda: ml.memory.checksnapshot.check_snapshot("x"),
+                                   ml.PlanError, ("check_snapshot: snapshot", "list of segments")),
+})
+
+
 @pytest.mark.parametrize("case", sorted(BAD_CALLS))
 def test_bad_call_raises_a_clear_error(case):
     call, error, needles = BAD_CALLS[case]

@@ -13,13 +13,18 @@ from ..errors import MemlabError, PlanError
 from ..graph import Node, as_list
 from ..memory.order import resolve_order
 from ..memory.plan import Plan
+from ..memory.bfc import BFCAllocator
+from ..memory.caching import CachingAllocator
 from .arena import ArenaRunner
 from .naive import NaiveRunner
 from .pooled import PoolRunner
+from .caching import CachingRunner
 from .runner import Runner, RunStats
 
-MEMORY = ("naive", "pool", "arena")
+MEMORY = ("naive", "pool", "arena", "caching", "caching-expandable", "bfc")
 DEVICES = ("cpu", "cuda")
+ALLOCATORS = {"caching": CachingAllocator, "bfc": BFCAllocator,
+              "caching-expandable": lambda: CachingAllocator(expandable_segments=True)}
 
 
 class Executor:
@@ -40,7 +45,13 @@ class Executor:
 
     ``order``: the execution order of the naive and pool runners: an explicit order, a method of
     :func:`~memlab.memory.order.memory_order` (``"dfs"``: depth-first) or None for its
-    memory-aware default (seed 002 part 1). A plan runs in its own order, for its own outputs:
+    memory-aware default (seed 002 part 1).
+
+    Beyond the slides, ``memory="caching"`` allocates node by node from PyTorch's caching
+    allocator (:class:`~memlab.memory.caching.CachingAllocator`; ``"caching-expandable"`` with
+    expandable segments) and ``memory="bfc"`` from TensorFlow's
+    (:class:`~memlab.memory.bfc.BFCAllocator`), every value a view into its block
+    (``runner.allocator``); these run on the CPU. A plan runs in its own order, for its own outputs:
     ``Executor(plan=plan)`` takes both from the plan (outputs given too must be the plan's, in any
     order, else :class:`~memlab.errors.PlanError`).
     """
@@ -73,6 +84,8 @@ class Executor:
         self.device = device
         self.runner: Runner
         steps = [] if plan is not None else resolve_order(self.outputs, order)  # a plan: its own
+        if device == "cuda" and memory in ALLOCATORS:
+            raise MemlabError(f"memory={memory!r} runs on the CPU only: use device='cpu'")
         if device == "cuda":
             from .device import device_runner  # imports numba: only when a device is asked for
             self.runner = device_runner(self.outputs, steps, plan, memory)
@@ -80,6 +93,8 @@ class Executor:
             self.runner = ArenaRunner(self.outputs, plan)
         elif memory == "pool":
             self.runner = PoolRunner(self.outputs, steps)
+        elif memory in ALLOCATORS:
+            self.runner = CachingRunner(self.outputs, steps, ALLOCATORS[memory])
         else:
             self.runner = NaiveRunner(self.outputs, steps)
         self.order = self.runner.order

@@ -8,10 +8,15 @@ known, and the live-bytes lower bound (:mod:`.offsets`); longest-path colouring 
 dependencies sharing adds (:mod:`.longest_path`, :mod:`.coloring`, p.23-25); an independent
 verifier of any :class:`Plan` (:mod:`.checkplan`); OpenNMT's sharing techniques as planning
 rules (:mod:`.sharing`, seed 001); the KV cache of LLM serving under three allocators, lesson 02's
-pool among them (:mod:`.kvcache`, lesson 15). Imports :mod:`memlab.graph` and below.
+pool among them (:mod:`.kvcache`, lesson 15); beyond the slides, PyTorch's caching allocator
+(:mod:`.caching`) and TensorFlow's BFC allocator (:mod:`.bfc`) over the segments and blocks of
+:mod:`.blocks`. Imports :mod:`memlab.graph` and below.
 """
 from .plan import Plan, TagPlan, ALIGN, align
 from .pool import MemoryPool
+from .caching import CachingAllocator
+from .bfc import BFCAllocator
+from . import blocks, caching, bfc, checksnapshot, replay
 from .liveness import reference_counts, lifetimes, prepare
 from .order import memory_order, order_peak, resolve_order
 from .planner import plan_memory, MemoryPlan, PlanStep, Box
@@ -24,4 +29,5 @@ __all__ = ["Plan", "TagPlan", "ALIGN", "align", "MemoryPool", "reference_counts"
            "memory_order", "order_peak", "resolve_order",
            "plan_memory", "MemoryPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
            "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing", "kvcache",
-           "fragmentation"]
+           "fragmentation", "CachingAllocator", "BFCAllocator", "blocks", "caching", "bfc",
+           "checksnapshot", "replay"]

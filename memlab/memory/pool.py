@@ -3,7 +3,7 @@
 "Allocate when needed, recycle when a memory is not needed": a freed block
 is not returned to the system but kept in a free list keyed by size, and a
 later request is served from it when one fits. This is the scheme of
-PyTorch's caching allocator, simplified and written by us:
+PyTorch's caching allocator, simplified and written by us (the lecture's pool):
 
 * **Rounding**: every request is rounded up to a multiple of
   :data:`ROUND_BYTES` (512), and to at least 512 bytes, so sizes that differ
@@ -16,6 +16,13 @@ PyTorch's caching allocator, simplified and written by us:
 * **Statistics**: bytes in use, bytes reserved (in use plus cached), their
   peaks, and how many requests were served from the pool versus by a new
   block. ``events`` is the trace of every allocation and free.
+
+How it differs from PyTorch's allocator as it really is
+(:class:`~memlab.memory.caching.CachingAllocator`): there a request is cut from a **segment**
+(2 MiB for requests up to 1 MiB, 20 MiB or the rounded request above), a cached block larger than
+the request is **split**, a freed block **merges** with its free neighbours, small and large
+requests keep separate pools, and ``empty_cache`` can release only segments that are wholly free.
+Here every block is its own piece of memory, of exactly the rounded size.
 """
 from __future__ import annotations
 

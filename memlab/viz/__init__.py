@@ -35,3 +35,7 @@ from .taskgraphs import (schedules_figure, schedule_points, search_cost_figure, 
                          io_curves)
 
 __all__ += ["schedules_figure", "schedule_points", "search_cost_figure", "io_curves"]
+from .snapshots import draw_snapshot, memory_over_time, allocator_frames  # noqa: E402
+from . import snapshots  # noqa: E402,F401  (PyTorch-style memory snapshots)
+
+__all__ += ["draw_snapshot", "memory_over_time", "allocator_frames", "snapshots"]
