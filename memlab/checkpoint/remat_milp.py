@@ -21,7 +21,7 @@ given and cost no memory, as in the planners.
 
 **One measure of bytes with the planners.** Checkmate's recurrence counts an op's output beside
 all its inputs. memlab's planners let an op write its output over an input it may overwrite when
-it is that input's last reader (p.19-20; :func:`~memlab.memory.liveness.inplace_partner`), and
+it is that input's last reader (p.19-20; :meth:`~memlab.memory.liveness.IndexedGraph.partner`), and
 hold an op's workspace (:mod:`memlab.graph.workspace`) during its step. So does this program:
 ``P[t, k]`` (continuous, at most the sum of the ``F[t, i, k]`` of ``k``'s in-place candidates,
 inputs of its size in positions ``op.inplace`` allows) takes ``size_k P[t, k]`` off ``U[t, k]``
