@@ -50,7 +50,7 @@ import numpy as np
 from ..errors import BudgetError, PlanError, check_callable, check_list, check_number, \
     check_numbers
 from ..graph import Node, as_list, rebuilt_from, topo_order, workspace_of
-from ..memory.liveness import inplace_candidates
+from ..memory.liveness import distinct_inputs, inplace_candidates
 from ..memory.order import check_order_name, memory_order
 from .rewrite import training_outputs
 
@@ -180,7 +180,7 @@ def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node],
     last = np.append(first[1:], n) - 1
     stage_of = np.repeat(np.arange(m), last - first + 1)
     pos = {v: i for i, v in enumerate(order)}
-    inputs = [[pos[x] for x in dict.fromkeys(v.inputs) if x in pos] for v in order]
+    inputs = [[pos[x] for x in distinct_inputs(v) if x in pos] for v in order]
     size = np.array([float(v.nbytes) for v in order]) / budget
     work = np.array([float(workspace_of(v)) for v in order]) / budget
     is_out = np.zeros(n, bool)
