@@ -24,6 +24,7 @@ planners and runners read it (:func:`prepare`).
 from __future__ import annotations
 
 from functools import cached_property
+from itertools import chain
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -106,7 +107,7 @@ class IndexedGraph:
         ``len(order)`` for an output (kept to the end)."""
         v = len(self.nodes)
         if self._edges is None:
-            self._edges = (np.fromiter((x for xs in self.ins for x in xs), np.int64),
+            self._edges = (np.array(list(chain.from_iterable(self.ins)), np.int64),
                            np.repeat(np.arange(v), [len(xs) for xs in self.ins]))
         src, dst = self._edges
         first = np.empty(v, np.int64)

@@ -253,42 +253,48 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     as its inputs have run; a node rebuilt by a rewrite (:func:`~memlab.graph.rebuilt_from`) keeps
     the creation id and the gradient of the node it rebuilds."""
     nodes, ins = graph.nodes, graph.ins
+    v = len(nodes)
     origin = [rebuilt_from(n) for n in nodes]
     ids = [o.id for o in origin]
-    version = dict(zip(origin, range(len(nodes))))          # original -> its index here
-    grad_of: dict[int, int] = {}                            # value -> the id of its gradient
+    version = dict(zip(origin, range(v)))                  # original -> its index here
+    grad_of = [-1] * v                                      # a gradient -> its value's id
+    seeds = False
     for i, o in enumerate(origin):
         a = adjoint_of(o)
-        if a is not None and a in version:
-            grad_of[version[a]] = nodes[i].id
-    if not grad_of:
+        if a is not None:
+            k = version.get(a)
+            if k is not None:
+                grad_of[k] = nodes[i].id
+                seeds = True
+    if not seeds:
         return _by_key(graph, [(0, 0, i) for i in ids])
-    group: dict[int, int] = {}
+    group = [-1] * v                                        # a backward op's group, else -1
     for i, xs in enumerate(ins):
-        seen = [grad_of[x] if x in grad_of else group[x] for x in xs
-                if x in grad_of or x in group]
-        if seen:
-            group[i] = min(seen)
-        elif i in grad_of:
-            group[i] = grad_of[i]                           # the seed of the backward pass
-    first_reader: dict[int, int] = {}
-    forward_read = bytearray(len(nodes))
+        g = -1
+        for x in xs:
+            h = grad_of[x] if grad_of[x] >= 0 else group[x]
+            if h >= 0 and (g < 0 or h < g):
+                g = h
+        if g < 0:
+            g = grad_of[i]                                  # the seed of the backward pass
+        group[i] = g
+    first_reader = [-1] * v
+    forward_read = bytearray(v)
     for o in graph.outs:
         forward_read[o] = 1
-    for i in range(len(nodes) - 1, -1, -1):
-        if i not in group:
-            if nodes[i].op.computes and not forward_read[i] and i in first_reader:
-                group[i] = first_reader[i]                  # made for the backward pass
+    for i in range(v - 1, -1, -1):
+        g = group[i]
+        if g < 0:
+            if nodes[i].op.computes and not forward_read[i] and first_reader[i] >= 0:
+                g = group[i] = first_reader[i]              # made for the backward pass
             else:
                 for x in ins[i]:
                     forward_read[x] = 1
                 continue
-        g = group[i]
         for x in ins[i]:
-            if first_reader.get(x, -1) < g:
+            if first_reader[x] < g:
                 first_reader[x] = g
-    return _by_key(graph, [(1, -group[i], k) if i in group else (0, 0, k)
-                           for i, k in enumerate(ids)])
+    return _by_key(graph, [(1, -g, k) if g >= 0 else (0, 0, k) for g, k in zip(group, ids)])
 
 
 def _by_key(graph: IndexedGraph, key: list[tuple[int, int, int]]) -> list[int]:
