@@ -183,5 +183,5 @@ def planning_graphs(draw, max_nodes: int = 12):
     if draw(_st.booleans()):
         kinds = draw(_st.lists(_st.sampled_from(("add", "mul", "conv", "pool", "tanh", "sigmoid")),
                                max_size=3, unique=True))
-        _ml.set_workspace(outs, {k: draw(_st.integers(1, 200)) for k in kinds})
+        _ml.graph.set_workspace(outs, {k: draw(_st.integers(1, 200)) for k in kinds})
     return outs, feed
