@@ -198,7 +198,7 @@ def _sift(graph: IndexedGraph, order: list[int], passes: int = 8) -> list[int]:
 def _greedy(graph: IndexedGraph) -> list[int]:
     """Of the ready ops, run the one whose step changes the bytes held the least (its output, less
     the inputs it is the last to read); ties to the depth-first position. Each op's score is set
-    when it gets ready and lowered (a new heap entry; the old one is skipped) when an input's
+    when it gets ready and lowered (a new heap entry; the stale one is skipped) when an input's
     other readers have all run. Plain integer loops over the graph's index lists."""
     ins, size, readers = graph.ins, graph.size, graph.readers
     left = [len(r) for r in readers]                        # readers yet to run
@@ -223,7 +223,7 @@ def _greedy(graph: IndexedGraph) -> list[int]:
         append(n)
         for x in ins[n]:
             k = left[x] = left[x] - 1
-            if k == 1 and frees[x]:                         # its last reader now frees it
+            if k == 1 and frees[x]:                         # its last reader will free it
                 for r in readers[x]:
                     if waiting[r]:
                         break                               # not ready yet: scored when it is
