@@ -299,7 +299,7 @@ def _later_consumers(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
     return pa, pb
 
 
-def check_budget(outputs: Sequence[Node], budget: float,
+def check_bytes_budget(outputs: Sequence[Node], budget: float,
                  order: Sequence[Node] | str | None = None) -> None:
     """Raise :class:`~memlab.errors.BudgetError` when ``budget`` is below :func:`minimum_budget`."""
     floor = minimum_budget(outputs, order)
@@ -319,7 +319,7 @@ def checked_arguments(who: str, outputs: Sequence[Node], budget: float,
     cost = (lambda v: 1.0) if cost is None else \
         check_callable(cost, f"{who}: cost (a function of a node)", PlanError)
     order = fixed_order(outputs, order, who)
-    check_budget(outputs, budget, order)
+    check_bytes_budget(outputs, budget, order)
     return outputs, cost, order
 
 
