@@ -2,21 +2,22 @@
 
 Prints three tables:
 
-1. planner time (tag planner without step trace in the depth-first order, ``order="dfs"``; the
-   same in the default memory-aware order, which costs a few more walks of the graph; the same
-   with ``trace=True``; the offset planner) for random and model graphs of about 1e3, 1e4 and
-   1e5 nodes, next to a plain topological sort of the same graph with ``graphlib``
-   (``bench/orders.py`` times ``memory_order`` itself);
+1. on training graphs of about 1e3 to 1e6 nodes (MLP, ResNet, GPT blocks stacked), the time of a
+   plain topological sort of the graph with :mod:`graphlib`, of the default order search
+   (``memory_order``), of the tag planner in its default order (``plan_memory``) and of the
+   offset planner (``plan_offsets``), each as a ratio to the sort measured in the same run
+   (interleaved, best of several), then the growth exponent of each: the slope of log time
+   against log nodes (1 is linear);
 2. for each model: naive / tags / offsets / lower-bound bytes;
 3. arena executor vs naive executor time on a deep MLP training step.
 
-Run: ``.venv/bin/python bench/planning.py`` (under about three minutes);
-``bench/planning.py speed`` prints table 1 only.
+Run: ``.venv/bin/python bench/planning.py`` (tables 1-3, 1e6 nodes for the MLP only: a few
+minutes); ``bench/planning.py speed`` table 1 only; ``speed all`` 1e6 nodes for every family;
+``speed quick`` up to 1e5 nodes.
 """
 from __future__ import annotations
 
 import gc
-import random
 import sys
 import time
 from graphlib import TopologicalSorter
@@ -24,7 +25,10 @@ from graphlib import TopologicalSorter
 from _progress import row, sweep
 
 import memlab as ml
+import numpy as np
+
 from memlab.models import lstm, mlp, resnet, training_outputs
+from memlab.models.gpt import transformer
 from memlab.models import alexnet, googlenet, vgg
 from memlab.memory.offsets import live_bytes_lower_bound, plan_offsets, plan_tags_by_size
 from memlab.memory.planner import plan_memory
@@ -48,55 +52,61 @@ def best_of(fn, repeat: int = 3) -> float:
     return min(times)
 
 
-def random_graph(n: int, seed: int = 0) -> list[ml.Node]:
-    """About ``n`` nodes of elementwise / pool ops, each reading one or two recent values."""
-    rng = random.Random(seed)
-    nodes = [ml.placeholder(f"x{i}", (64, 64)) for i in range(4)]
-    consumed = set()
-    while len(nodes) < n:
-        window = nodes[-50:]
-        a = rng.choice(window)
-        r = rng.random()
-        if r < 0.35:
-            new = ml.add(a, rng.choice(window)) if rng.random() < 0.5 else ml.mul(a, rng.choice(window))
-        elif r < 0.85:
-            new = ml.sigmoid(a) if rng.random() < 0.5 else ml.tanh(a)
-        else:
-            new = ml.pool(a)
-        consumed.update(new.inputs)
-        nodes.append(new)
-    return [x for x in nodes if x.op.computes and x not in consumed]
+def training_graph(family: str, nodes: int) -> list[ml.Node]:
+    """The training outputs of a ``family`` graph of about ``nodes`` nodes."""
+    if family == "mlp":
+        return mlp(depth=max(1, nodes // 9), batch=32, n_in=64, hidden=64)["outputs"]
+    if family == "resnet":
+        return training_outputs(resnet(max(20, int(nodes / 10.7)), 1, 32))
+    return transformer(layers=max(1, nodes // 87), seq=8, hidden=16, heads=2, batch=1,
+                       vocab=32).training_outputs()
 
 
-def model_graphs() -> list[tuple[str, list[ml.Node]]]:
-    """(name, training outputs) of MLP and LSTM training graphs of about 1e3, 1e4, 1e5 nodes."""
-    out = []
-    for depth in (60, 600, 6000):
-        out.append((f"mlp-{depth} train", mlp(depth=depth, batch=32, n_in=64, hidden=64)["outputs"]))
-    for steps in (16, 160, 1600):
-        out.append((f"lstm-{steps} train", training_outputs(lstm(steps, 64, 64), wrt="data")))
-    return out
+def interleaved(fns: dict[str, object], repeat: int) -> dict[str, float]:
+    """Best wall time of each function over ``repeat`` rounds that run them in turn (so a slow
+    moment of this shared machine falls on every one, not on one side of a ratio)."""
+    best = {k: float("inf") for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            best[k] = min(best[k], best_of(fn, 1))
+    return best
 
 
-def table_speed() -> None:
-    row("\n1. Planner time vs a graphlib topological sort of the same graph (best of 5 or 7)")
-    row(f"{'graph':<20}{'nodes':>8}{'sort ms':>10}{'tags ms':>10}{'ratio':>7}{'default':>9}{'ratio':>7}"
-        f"{'traced ms':>11}{'ratio':>7}{'offsets ms':>12}{'ratio':>7}")
-    graphs = [(f"random-{n}", random_graph(n)) for n in (1000, 10000, 100000)] + model_graphs()
-    for name, outs in sweep(graphs, "planner speed"):
+def table_speed(sizes: tuple[int, ...] = (10**3, 10**4, 10**5), big: tuple[str, ...] = ("mlp",)
+                ) -> None:
+    row("\n1. Order search and planners vs a graphlib topological sort of the same training graph")
+    row("   (ms; ratios to the sort in the same run; interleaved, best of 5, 3 at 1e5, 1 at 1e6)")
+    row(f"{'graph':<10}{'nodes':>9}{'sort':>10}{'order':>10}{'ratio':>7}{'plan_memory':>12}"
+        f"{'ratio':>7}{'plan_offsets':>13}{'ratio':>7}")
+    fits: dict[str, list[tuple[int, dict[str, float]]]] = {}
+    cases = [(f, n) for f in ("mlp", "resnet", "gpt") for n in sizes]
+    cases += [(f, 10**6) for f in big]
+    for family, size in sweep(cases, "planner speed"):
+        outs = training_graph(family, size)
         order = ml.topo_order(outs)
         deps = {n: n.inputs for n in order}
-        reps = 7 if len(order) < 20000 else 5      # best of several: this is a shared machine
-        t_sort = best_of(lambda: list(TopologicalSorter(deps).static_order()), reps)
-        t_tags = best_of(lambda: plan_memory(outs, order="dfs"), reps)   # no trace, depth-first
-        t_default = best_of(lambda: plan_memory(outs), 3)                # the memory-aware order
-        # the trace copies every pending count per step (quadratic): timed up to 5000 nodes
-        t_traced = best_of(lambda: plan_memory(outs, trace=True), 1) if len(order) <= 5000 else None
-        t_off = best_of(lambda: plan_offsets(outs), 1)  # greedy up to 20k blocks, then the scan
-        off = f"{t_off * 1e3:12.1f}{t_off / t_sort:7.2f}"
-        traced = f"{t_traced * 1e3:11.1f}{t_traced / t_sort:7.2f}" if t_traced else f"{'-':>11}{'-':>7}"
-        row(f"{name:<20}{len(order):>8}{t_sort * 1e3:10.1f}{t_tags * 1e3:10.1f}{t_tags / t_sort:7.2f}"
-            f"{t_default * 1e3:9.1f}{t_default / t_sort:7.2f}{traced}{off}")
+        reps = 5 if len(order) < 50_000 else 3 if len(order) < 500_000 else 1
+        t = interleaved({"sort": lambda: list(TopologicalSorter(deps).static_order()),
+                         "order": lambda: ml.memory_order(outs),
+                         "plan": lambda: plan_memory(outs),
+                         "offsets": lambda: plan_offsets(outs)}, reps)
+        fits.setdefault(family, []).append((len(order), t))
+        s = t["sort"]
+        row(f"{family:<10}{len(order):>9}{s * 1e3:10.1f}{t['order'] * 1e3:10.1f}"
+            f"{t['order'] / s:7.2f}{t['plan'] * 1e3:12.1f}{t['plan'] / s:7.2f}"
+            f"{t['offsets'] * 1e3:13.1f}{t['offsets'] / s:7.2f}")
+        del outs, order, deps
+        gc.collect()
+    row("\n   growth exponent (slope of log time against log nodes, per family)")
+    row(f"{'graph':<10}{'sort':>10}{'order':>10}{'plan_memory':>12}{'plan_offsets':>13}")
+    for family, points in fits.items():
+        if len(points) < 2:
+            continue
+        x = np.log([n for n, _ in points])
+        slope = {k: np.polyfit(x, np.log([t[k] for _, t in points]), 1)[0]
+                 for k in ("sort", "order", "plan", "offsets")}
+        row(f"{family:<10}{slope['sort']:10.2f}{slope['order']:10.2f}{slope['plan']:12.2f}"
+            f"{slope['offsets']:13.2f}")
 
 
 def table_memory() -> None:
@@ -149,8 +159,12 @@ def table_executor() -> None:
 
 if __name__ == "__main__":
     t0 = time.perf_counter()
-    table_speed()
-    if sys.argv[1:] != ["speed"]:
+    args = sys.argv[1:]
+    if "quick" in args:
+        table_speed(big=())
+    else:
+        table_speed(big=("mlp", "resnet", "gpt") if "all" in args else ("mlp",))
+    if "speed" not in args:
         table_memory()
         table_executor()
     row(f"\ntotal {time.perf_counter() - t0:.0f} s")

@@ -15,8 +15,13 @@ Prints three tables:
    optimal, max and mean increase over the optimum, next to the paper's
    4.2% / 18% / 1% for actual assembly trees.
 
+4. memlab's Liu traversal and best post-order against the plain reference of
+   ``bench/tree_reference.py`` (written from the slides, no shared code) on random recursive
+   trees of 1e4, 1e5 and 1e6 nodes: best of 3 rounds that run each in turn (1 at 1e6), the
+   ratios memlab / reference, and the peaks, which must be equal.
+
 Run: ``python bench/trees.py`` (``--quick`` skips the 1e5 sizes; ``--irregular``
-prints the third table only).
+prints the third table only; ``--reference`` the fourth only).
 """
 from __future__ import annotations
 
@@ -52,6 +57,34 @@ def make(family: str, size: int) -> Tree:
         side = int(round(size ** 0.5))
         return grid_assembly_tree((side, side), "nd", amalgamate=False)
     return random_tree(size, family, seed=size, f_range=(1, 100), m_range=(0, 100))
+
+
+def reference_table(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000)) -> None:
+    """Table 4: memlab against the plain reference on random recursive trees."""
+    import gc
+
+    import tree_reference as ref
+    row("memlab vs a plain reference implementation (random recursive trees; seconds, best of 3 "
+        "interleaved rounds, 1 at 1e6)")
+    row(f"{'nodes':>9}{'Liu':>9}{'ref':>9}{'ratio':>7}{'post-order':>12}{'ref':>9}{'ratio':>7}"
+        f"{'same peaks':>12}")
+    for n in sweep(sizes, "reference"):
+        tree = random_tree(n, "recursive", seed=n, f_range=(1, 100), m_range=(0, 100))
+        par, f, m = tree.parent, tree.f, tree.m
+        fns = {"liu": lambda: optimal_traversal(tree), "liu_ref": lambda: ref.optimal_traversal(par, f, m),
+               "po": lambda: best_postorder(tree), "po_ref": lambda: ref.best_postorder(par, f, m)}
+        best, out = {k: float("inf") for k in fns}, {}
+        for _ in range(1 if n >= 500_000 else 3):
+            for k, fn in fns.items():
+                gc.collect()
+                gc.disable()
+                t0 = time.perf_counter()
+                out[k] = fn()
+                best[k] = min(best[k], time.perf_counter() - t0)
+                gc.enable()
+        same = abs(out["liu"][1] - out["liu_ref"][1]) < 1e-6 and abs(out["po"][1] - out["po_ref"][1]) < 1e-6
+        row(f"{n:>9}{best['liu']:>9.3f}{best['liu_ref']:>9.3f}{best['liu'] / best['liu_ref']:>7.2f}"
+            f"{best['po']:>12.3f}{best['po_ref']:>9.3f}{best['po'] / best['po_ref']:>7.2f}{str(same):>12}")
 
 
 def irregular_table(sizes: tuple[int, ...], trees_per_size: dict[int, int]) -> None:
@@ -103,10 +136,14 @@ def main(quick: bool = False) -> None:
     row()
     mesh_sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
     irregular_table(mesh_sizes, {1_000: 40, 10_000: 10, 100_000: 3})
+    row()
+    reference_table((10_000,) if quick else (10_000, 100_000, 1_000_000))
 
 
 if __name__ == "__main__":
-    if "--irregular" in sys.argv:
+    if "--reference" in sys.argv:
+        reference_table()
+    elif "--irregular" in sys.argv:
         quick = "--quick" in sys.argv
         irregular_table((1_000, 10_000) if quick else (1_000, 10_000, 100_000),
                         {1_000: 40, 10_000: 10, 100_000: 3})

@@ -22,8 +22,21 @@ from .errors import (MemlabError, GraphError, CycleError, ShapeError, UnknownOpE
                      OutOfMemoryError)
 from . import graph, memory, execute, models, scheduling
 from .graph import ops
-from .graph import *  # noqa: F401,F403  (Node, placeholder, constant, topo_order, gradients, ops)
-from .graph import __all__ as _graph_all
+# the graph's names of the README's API table, and its node types; the rest of memlab.graph
+# (rewrite helpers such as rebuilt_from, gradient parts such as relu_grad) stays in its modules
+from .graph import (Node, Op, PLACEHOLDER, CONSTANT, placeholder, constant, topo_order,
+                    last_readers, priority_order, scope, gradients, add, sub, mul, div, neg, exp,
+                    log, sigmoid, tanh, relu, matmul, sum, mean, reshape, concat, slice_axis,
+                    pad_axis, softmax, onehot, softmax_cross_entropy, pool, conv, accumulate,
+                    layernorm, gelu, dropout, bmatmul, transpose, causal_mask, tiled_attention,
+                    conv2d, pool2d, lrn, batchnorm)
+
+_graph_all = ["Node", "Op", "PLACEHOLDER", "CONSTANT", "placeholder", "constant", "topo_order",
+              "last_readers", "priority_order", "scope", "gradients", "add", "sub", "mul", "div",
+              "neg", "exp", "log", "sigmoid", "tanh", "relu", "matmul", "sum", "mean", "reshape",
+              "concat", "slice_axis", "pad_axis", "softmax", "onehot", "softmax_cross_entropy",
+              "pool", "conv", "accumulate", "layernorm", "gelu", "dropout", "bmatmul", "transpose",
+              "causal_mask", "tiled_attention", "conv2d", "pool2d", "lrn", "batchnorm"]
 from .execute import Executor, RunStats, Step, Runner
 from .memory import (MemoryPool, plan_memory, MemoryPlan, PlanStep, plan_offsets, plan_tags_by_size,
                      live_bytes_lower_bound, OffsetPlan, check_plan, Plan, coloring, memory_order,

@@ -181,3 +181,22 @@ def alloc_traces(draw, max_ops: int = 40) -> list[tuple[str, int]]:
     op = st.one_of(st.tuples(st.just("alloc"), size), st.tuples(st.just("free"),
                                                                 st.integers(0, 1000)))
     return draw(st.lists(op, max_size=max_ops))
+@_st.composite
+def planning_graphs(draw, max_nodes: int = 12):
+    """``(outputs, feed)`` of :func:`random_dags` with what the memory rule must handle beyond it:
+    a constant read by some op (a given value, like the placeholders), ``x * x`` (a value read
+    twice by one op), in-place ops (add, relu, reshape...) and workspaces on some op kinds
+    (:func:`memlab.set_workspace`)."""
+    outs, feed = draw(random_dags(max_nodes))
+    nodes = _ml.topo_order(outs)
+    if draw(_st.booleans()):
+        x = draw(_st.sampled_from(nodes))
+        c = _ml.constant(_np.ones(x.shape, _np.float32))
+        outs = outs + [_ml.mul(_ml.mul(x, x), c)]
+    if draw(_st.booleans()):
+        kinds = draw(_st.lists(_st.sampled_from(("add", "mul", "conv", "pool", "tanh", "sigmoid")),
+                               max_size=3, unique=True))
+        _ml.graph.set_workspace(outs, {k: draw(_st.integers(1, 200)) for k in kinds})
+    return outs, feed
+
+

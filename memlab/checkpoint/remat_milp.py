@@ -21,7 +21,7 @@ given and cost no memory, as in the planners.
 
 **One measure of bytes with the planners.** Checkmate's recurrence counts an op's output beside
 all its inputs. memlab's planners let an op write its output over an input it may overwrite when
-it is that input's last reader (p.19-20; :func:`~memlab.memory.liveness.inplace_partner`), and
+it is that input's last reader (p.19-20; :meth:`~memlab.memory.liveness.IndexedGraph.partner`), and
 hold an op's workspace (:mod:`memlab.graph.workspace`) during its step. So does this program:
 ``P[t, k]`` (continuous, at most the sum of the ``F[t, i, k]`` of ``k``'s in-place candidates,
 inputs of its size in positions ``op.inplace`` allows) takes ``size_k P[t, k]`` off ``U[t, k]``
@@ -50,7 +50,7 @@ import numpy as np
 from ..errors import BudgetError, PlanError, check_callable, check_list, check_number, \
     check_numbers
 from ..graph import Node, as_list, rebuilt_from, topo_order, workspace_of
-from ..memory.liveness import inplace_candidates
+from ..memory.liveness import distinct_inputs, inplace_candidates
 from ..memory.order import check_order_name, memory_order
 from .rewrite import training_outputs
 
@@ -180,7 +180,7 @@ def build_problem(outputs: Sequence[Node], budget: float, cost: Callable[[Node],
     last = np.append(first[1:], n) - 1
     stage_of = np.repeat(np.arange(m), last - first + 1)
     pos = {v: i for i, v in enumerate(order)}
-    inputs = [[pos[x] for x in dict.fromkeys(v.inputs) if x in pos] for v in order]
+    inputs = [[pos[x] for x in distinct_inputs(v) if x in pos] for v in order]
     size = np.array([float(v.nbytes) for v in order]) / budget
     work = np.array([float(workspace_of(v)) for v in order]) / budget
     is_out = np.zeros(n, bool)
@@ -299,7 +299,7 @@ def _later_consumers(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
     return pa, pb
 
 
-def check_budget(outputs: Sequence[Node], budget: float,
+def check_bytes_budget(outputs: Sequence[Node], budget: float,
                  order: Sequence[Node] | str | None = None) -> None:
     """Raise :class:`~memlab.errors.BudgetError` when ``budget`` is below :func:`minimum_budget`."""
     floor = minimum_budget(outputs, order)
@@ -319,7 +319,7 @@ def checked_arguments(who: str, outputs: Sequence[Node], budget: float,
     cost = (lambda v: 1.0) if cost is None else \
         check_callable(cost, f"{who}: cost (a function of a node)", PlanError)
     order = fixed_order(outputs, order, who)
-    check_budget(outputs, budget, order)
+    check_bytes_budget(outputs, budget, order)
     return outputs, cost, order
 
 

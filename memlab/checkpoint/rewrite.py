@@ -196,13 +196,14 @@ def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int]
     - adding a safe edge ``a -> r`` with ``a`` placed after ``r`` re-places only the nodes between
       them that reach ``a`` or are reached from ``r``, keeping the order topological.
 
-    Each decision is the old walk's (same graph, same question, same group and dependency order).
+    Each decision is the one a plain backward walk from the group's roots would make (same graph,
+    same question, same group and dependency order).
     The work is one pass over the graph, plus, per dependency placed after a root of its group, a
     walk forward from the roots through the nodes placed before it, which stops when it reaches
     the dependency; the initial order (depth-first from the dependencies, group by group) places
     most dependencies before their group's copies. Not linear in the worst case, but on the zoo's
     training steps these walks visit at most a few tens of nodes per node of the graph
-    (bench/checkpoint_graphs.py, table 5: every-4 on LSTM-400 in 0.13 s, from 10.6 s).
+    (bench/checkpoint_graphs.py, table 5: every-4 on LSTM-400 in 0.13 s).
     """
     group = _groups([(n, k) for n, k in copies])
     roots: dict[int, list[Node]] = {}

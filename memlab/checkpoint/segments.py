@@ -19,7 +19,7 @@ LSTM's state between steps; on a chain, each value).
 The forward nodes are walked in the order the step runs in, the memory-aware
 :func:`~memlab.memory.order.memory_order` of the planners (seed 002 part 1), and planned bytes are
 those of the offset planner in that order. On full training steps (every weight gradient too)
-this is what makes checkpointing pay: under the depth-first order it saved nothing (issue 23).
+this is what makes checkpointing pay: under the depth-first order it saves nothing (lesson 06).
 
 Each returns the set of nodes to keep; :func:`~memlab.checkpoint.rewrite.recompute_graph` builds the
 graph that recomputes the others.

@@ -139,7 +139,7 @@ def _slot_split(n: int, m: object, with_adjoint: bool = True) -> list[tuple[int,
     return [(length, int(m) - i) for i, length in enumerate(allocate(n, snaps))]  # type: ignore[arg-type]
 
 
-def check_budget(l: int, budget: object) -> int:
+def check_slot_budget(l: int, budget: object) -> int:
     """``budget`` as a slot count, or a :class:`~memlab.errors.BudgetError` stating the minimum."""
     if not isinstance(budget, int) or isinstance(budget, bool):
         raise BudgetError(f"budget must be a whole number of slots, got {budget!r}")
@@ -158,7 +158,7 @@ def optimal(l: int, budget: int) -> Schedule:
     the predicted number of forward steps, which :func:`~memlab.checkpoint.chain.simulate` confirms.
     """
     check_length(l)
-    check_budget(l, budget)
+    check_slot_budget(l, budget)
     top = _slot_split(l, budget, with_adjoint=False)
     s = _schedule(f"optimal (M = {budget})", l, top, _slot_split)
     s.cost = optimal_forwards(l, budget)  # type: ignore[attr-defined]

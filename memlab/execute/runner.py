@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..graph import CONSTANT, PLACEHOLDER, Node, as_list, check_order, topo_order, workspace_of
-from ..memory.liveness import Liveness, reference_counts
+from ..memory.liveness import Liveness, distinct_inputs, reference_counts
 from .compute import check_feed, compute_node
 
 
@@ -128,7 +128,7 @@ class Runner:
             if w:
                 stats.peak_bytes = max(stats.peak_bytes, self.held_bytes())
                 self.release_workspace(node, scratch)
-            for x in dict.fromkeys(node.inputs):
+            for x in distinct_inputs(node):
                 refs[x] -= 1
                 if refs[x] == 0 and x.op.computes and x not in keep:
                     self.release(x, values.pop(x))

@@ -1,9 +1,10 @@
-"""An independent verifier of memory plans (tags or offsets).
+"""A verifier of memory plans (tags or offsets), independent of the planners.
 
 :func:`check_plan` trusts nothing the planners computed except the answer:
-it re-validates the order against the graph, recomputes every value's
-lifetime from the graph and the order with its own code, and checks that no
-two values alive at the same step overlap in the arena. The one exception
+it re-validates the order against the graph, takes every value's lifetime
+from the graph and the order by the one rule of :mod:`.liveness` (itself
+checked against a count from the definition in the tests), and checks with its
+own sweep that no two values alive at the same step overlap in the arena. The one exception
 is the in-place pair of p.19-20: an op may write its output exactly over an
 input it is allowed to overwrite (``node.op.inplace(node)``), when that op
 is the input's last consumer. An op's workspace (``op.workspace(node)`` bytes, read from the op,
@@ -17,21 +18,8 @@ from bisect import bisect_left, insort
 
 from ..errors import PlanError
 from ..graph import Node, check_order
+from .liveness import prepare
 from .plan import Plan, TagPlan, check_is_plan
-
-
-def _own_lifetimes(order: list[Node], outputs: list[Node]) -> tuple[dict[Node, int], dict[Node, int]]:
-    born, dies = {}, {}
-    for i, n in enumerate(order):
-        if n.op.computes:
-            born[n] = dies[n] = i
-        for x in n.inputs:
-            if x in dies:
-                dies[x] = i
-    for o in outputs:
-        if o in dies:
-            dies[o] = len(order)
-    return born, dies
 
 
 def check_plan(plan: Plan) -> None:
@@ -50,7 +38,9 @@ def check_plan(plan: Plan) -> None:
     total = int(plan.total_bytes)
     storage = plan.storage if isinstance(plan, TagPlan) else None
     sbytes = plan.storage_bytes if isinstance(plan, TagPlan) else None
-    born, dies = _own_lifetimes(order, outputs)
+    life = prepare(outputs, order, trusted=True).lifetimes()   # the one rule of liveness
+    born = {n: a for n, (a, _) in life.items()}
+    dies = {n: b for n, (_, b) in life.items()}
     size = {n: math.prod(n.shape) * n.dtype.itemsize for n in born}
     work = {n: int(n.op.workspace(n)) for n in born}
     work_at = dict(getattr(plan, "workspace_offset", None) or {})

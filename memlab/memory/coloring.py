@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..graph import Node, as_list, topo_order
 from ..scheduling.listsched import run_list
+from .liveness import distinct_inputs
 from .longest_path import longest_path_coloring, node_colors  # noqa: F401  (ml.coloring names)
 from .planner import MemoryPlan, plan_memory
 
@@ -55,7 +56,7 @@ def implicit_dependencies(plan: MemoryPlan) -> list[tuple[Node, Node]]:
     anc = _ancestors(order)
     readers: dict[Node, list[Node]] = {n: [] for n in order}
     for n in order:
-        for x in dict.fromkeys(n.inputs):
+        for x in distinct_inputs(n):
             readers[x].append(n)
     edges: list[tuple[Node, Node]] = []
     for held in storage_history(plan).values():
@@ -124,7 +125,7 @@ def mutation_dependencies(plan: MemoryPlan) -> dict[str, Any]:
     for n in plan.order:
         if n not in tag:
             continue
-        for x in dict.fromkeys(n.inputs):
+        for x in distinct_inputs(n):
             if x in tag and tag[x] != tag[n]:
                 accesses.setdefault(tag[x], []).append((n, "read"))
         accesses.setdefault(tag[n], []).append((n, "write"))

@@ -1,35 +1,208 @@
-"""Liveness: how long each value of the op graph must be kept (CSE599G1 lecture 7, p.17-22).
+"""Liveness: which values are alive at each step of an order, and their bytes (CSE599G1 lecture 7,
+p.17-22; seed 002, "Peak Memory").
 
-Written once, used by every planner and runner: the bytes of each computed value, its
-**reference count** (how many distinct consumers have yet to run, p.22's initial state) and its
-**lifetime** (from the step that computes it to the step of its last consumer; graph outputs live
-to the end). An op's **workspace** (:mod:`memlab.graph.workspace`: scratch such as cuDNN's) is
-alive during its own step only. An op may write its output over an input it is allowed to overwrite when it is that
-input's last consumer (**in-place**, p.19-20); chains of such pairs can share one block.
-The independent verifier :mod:`memlab.memory.checkplan` deliberately does not use this module.
+The one rule of memory in memlab, written here once and called by every order, planner, bound,
+solver and report:
+
+* a computed value costs its bytes; a **given** value (placeholder, constant) costs nothing;
+* an op reads each of its inputs once, even ``x * x`` (:func:`distinct_inputs`), so a value's
+  **reference count** is its number of distinct consumers (p.22's initial state);
+* a value is alive from the step that computes it to the step of its **last reader**, both
+  included; a graph output to the end (step ``len(order)``);
+* an op's **workspace** (:mod:`memlab.graph.workspace`, scratch such as cuDNN's) is alive during
+  its own step only;
+* **in place** (p.19-20): when an op is the last reader of an input it may overwrite, of its own
+  size (:meth:`IndexedGraph.partner`), the two may share one block, and the bytes of that step
+  count it once.
+
+:class:`IndexedGraph` holds a graph on integers (one depth-first walk); :meth:`IndexedGraph.steps`
+gives each value's first and last step in an order, :meth:`IndexedGraph.step_bytes` the bytes alive
+at every step (its maximum: the order's **peak**), :func:`search_tasks` the incremental form the
+exact order search runs on. :class:`Liveness` is the same for one order, node by node, as the
+planners and runners read it (:func:`prepare`).
 """
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from itertools import chain
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import PlanError
-from ..graph import Node, as_list, last_readers, workspace_of
+from ..errors import CycleError, PlanError
+from ..graph import Node, as_list, check_order
+
+
+def distinct_inputs(node: Node) -> Sequence[Node]:
+    """``node``'s inputs, each once: ``x * x`` reads ``x`` once (one reference, p.22)."""
+    inputs = node.inputs
+    if len(inputs) < 2:
+        return inputs
+    if len(inputs) == 2:
+        return inputs if inputs[0] is not inputs[1] else inputs[:1]
+    return tuple(dict.fromkeys(inputs))
+
+
+class IndexedGraph:
+    """The graph ``outputs`` need, on integers: node ``i`` is the ``i``-th of the depth-first
+    post-order ``nodes`` (:func:`~memlab.graph.topo_order`'s, found by the same walk); ``ins[i]``
+    its distinct inputs, ``size[i]`` its bytes (0 for a given value), ``work[i]`` its workspace,
+    ``outs`` the outputs. Raises :class:`~memlab.errors.CycleError` naming a node on a cycle."""
+
+    def __init__(self, outputs: Node | Iterable[Node]) -> None:
+        self.outputs = outs = as_list(outputs)
+        nodes: list[Node] = []
+        ins: list[list[int]] = []
+        state: dict[Node, int] = {}          # -1 while its inputs are visited, then its index
+        get = state.get
+        for root in outs:
+            if root in state:
+                continue
+            state[root] = -1
+            stack = [(root, iter(root.inputs))]
+            while stack:
+                node, inputs = stack[-1]
+                for child in inputs:         # resumes where this node's last visit stopped
+                    s = get(child)
+                    if s is None:
+                        state[child] = -1
+                        stack.append((child, iter(child.inputs)))
+                        break
+                    if s < 0:
+                        raise CycleError(f"the graph has a cycle through node {child.name!r}")
+                else:
+                    stack.pop()
+                    state[node] = len(nodes)
+                    nodes.append(node)
+                    ins.append([state[x] for x in distinct_inputs(node)])
+        self.nodes, self.index, self.ins = nodes, state, ins
+        self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
+        self.work = [n.op.workspace(n) if n.op.computes else 0 for n in nodes]
+        self.outs = list(dict.fromkeys(state[o] for o in outs))
+        self._readers: list[list[int]] | None = None
+        self._edges: tuple[np.ndarray, np.ndarray] | None = None
+        self._candidates: dict[int, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def readers(self) -> list[list[int]]:
+        """Each node's distinct readers, in the order of ``nodes``."""
+        if self._readers is None:
+            readers: list[list[int]] = [[] for _ in self.ins]
+            for i, xs in enumerate(self.ins):
+                for x in xs:
+                    readers[x].append(i)
+            self._readers = readers
+        return self._readers
+
+    def positions(self, order: Sequence[Node]) -> list[int]:
+        """The indices of the nodes of ``order`` (a node order of this graph)."""
+        return list(map(self.index.__getitem__, order))
+
+    def steps(self, order: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``(first, last)``: the step of each node in ``order`` (a permutation of ``range(len)``
+        with inputs first) and the step of its last reader: itself when nothing reads it,
+        ``len(order)`` for an output (kept to the end)."""
+        v = len(self.nodes)
+        if self._edges is None:
+            self._edges = (np.array(list(chain.from_iterable(self.ins)), np.int64),
+                           np.repeat(np.arange(v), [len(xs) for xs in self.ins]))
+        src, dst = self._edges
+        first = np.empty(v, np.int64)
+        first[np.asarray(order, np.int64)] = np.arange(v)
+        last = first.copy()
+        np.maximum.at(last, src, first[dst])
+        last[self.outs] = v
+        return first, last
+
+    def candidates(self, i: int) -> list[int]:
+        """The computed inputs op ``i`` may write its output over if it is their last reader
+        (:func:`inplace_candidates`), as indices."""
+        c = self._candidates.get(i)
+        if c is None:
+            c = self._candidates[i] = self.positions(inplace_candidates(self.nodes[i]))
+        return c
+
+    def partner(self, i: int, step: int, last: Sequence[int],
+                accept: Callable[[int, int], bool] | None = None) -> int:
+        """The input op ``i`` writes its output over at ``step`` (p.19-20), or -1: the first of its
+        :meth:`candidates` whose last reader (``last``: steps, :meth:`steps`) is this step, so
+        never an output (kept to the end) nor a value read again later; ``accept(i, x)`` may
+        refuse a candidate ``x`` (colours, p.24). The op is asked only when some input of its
+        size dies here (on a big graph, most steps have none)."""
+        size = self.size
+        s = size[i]
+        for x in self.ins[i]:
+            if last[x] == step and size[x] == s:
+                break
+        else:
+            return -1
+        for x in self.candidates(i):
+            if last[x] == step and (accept is None or accept(i, x)):
+                return x
+        return -1
+
+    def step_bytes(self, order: Sequence[int], inplace: bool = False) -> np.ndarray:
+        """**The rule**: bytes alive at each step ``0 .. len(order)`` of ``order`` (the last entry:
+        the outputs kept to the end): every computed value from its step to its last reader's,
+        each op's workspace at its step, and, with ``inplace``, an input the op writes over
+        (:meth:`partner`) counted once with its output at that step (p.20). Its maximum is the
+        order's peak (seed 002, "Sequential problem")."""
+        first, last = self.steps(order)
+        v = len(self.nodes)
+        curve = live_curve(first, last, self.size, v + 1)
+        if any(self.work):
+            np.add.at(curve, first, np.asarray(self.work, np.int64))
+        if inplace:
+            last_l, size, partner = last.tolist(), self.size, self.partner
+            for step, i in enumerate(order):
+                if size[i]:
+                    x = partner(i, step, last_l)
+                    if x >= 0:
+                        curve[step] -= size[x]
+        return curve
+
+    def peak(self, order: Sequence[int], inplace: bool = False) -> int:
+        """The most bytes alive at any step of ``order`` (:meth:`step_bytes`)."""
+        return int(self.step_bytes(order, inplace).max(initial=0))
+
+
+def live_curve(first: Sequence[int] | np.ndarray, last: Sequence[int] | np.ndarray,
+               size: Sequence[int] | np.ndarray, steps: int) -> np.ndarray:
+    """Bytes alive at each of ``steps`` steps when value ``k`` of ``size[k]`` bytes is alive from
+    step ``first[k]`` to step ``last[k]`` included: the sweep of :meth:`IndexedGraph.step_bytes`."""
+    first, last, size = (np.asarray(v, np.int64) for v in (first, last, size))
+    delta = np.zeros(steps + 1, np.int64)
+    np.add.at(delta, first, size)
+    np.add.at(delta, last + 1, -size)
+    return np.cumsum(delta[:steps])
 
 
 class Liveness:
-    """What every planner starts from (:func:`prepare`): the graph's ``outputs``, a valid execution
-    ``order`` and ``last``, the **last reader** of each value (:func:`~memlab.graph.last_readers`):
-    the op at whose step the value's reference count (p.22) reaches 0, the value itself when
-    nothing reads it, and None for a graph output, which is kept to the end. ``sizes``, the
-    bytes of every computed value in order, and ``refcounts`` are worked out when first asked.
-    Plans keep the liveness they were made from (``plan.liveness``; :func:`liveness_of`).
-    """
+    """One order of one graph, as every planner starts from it (:func:`prepare`): the graph's
+    ``outputs``, the ``order`` (nodes; ``indices``: the same as :class:`IndexedGraph` indices),
+    ``first`` and ``last_step`` (lists, by index: :meth:`IndexedGraph.steps`). Worked out when
+    first asked: ``last``, the **last reader** of each value (the op at whose step its reference
+    count reaches 0, the value itself when nothing reads it, None for a graph output), ``sizes``,
+    ``refcounts`` and ``workspaces``. Plans keep the liveness they were made from
+    (``plan.liveness``; :func:`liveness_of`)."""
 
-    def __init__(self, outputs: list[Node], order: list[Node], last: dict[Node, Node | None]):
-        self.outputs, self.order, self.last = outputs, order, last
+    def __init__(self, graph: IndexedGraph, indices: list[int]) -> None:
+        self.graph, self.indices = graph, indices
+        self.outputs = graph.outputs
+        nodes = graph.nodes
+        self.order = [nodes[i] for i in indices]
+        first, last = graph.steps(indices)
+        self.first, self.last_step = first.tolist(), last.tolist()
+
+    @cached_property
+    def last(self) -> dict[Node, Node | None]:
+        """The last reader of every node of the order (None for a graph output)."""
+        order, end = self.order, len(self.order)
+        return {n: None if s == end else order[s]
+                for n, s in zip(self.graph.nodes, self.last_step)}
 
     @cached_property
     def sizes(self) -> dict[Node, int]:
@@ -47,53 +220,51 @@ class Liveness:
 
     @cached_property
     def workspaces(self) -> dict[Node, int]:
-        """Bytes of workspace of every op that has one (:meth:`memlab.graph.Op.workspace`), in
-        order: alive during that op's step only."""
-        return {n: w for n in self.order if n.op.computes and (w := workspace_of(n)) > 0}
+        """Bytes of workspace of every op that has one, in order: alive during its step only."""
+        work = self.graph.work
+        return {self.order[s]: work[i] for s, i in enumerate(self.indices) if work[i] > 0}
 
     def lifetimes(self) -> dict[Node, tuple[int, int]]:
-        """``(first, last)`` step of each computed value (see :func:`lifetimes`)."""
-        step = {n: i for i, n in enumerate(self.order)}
-        end, last = len(self.order), self.last
-        return {n: (step[n], end if last[n] is None else step[last[n]]) for n in self.sizes}
+        """``(first, last)`` step of each computed value, in order (see :func:`lifetimes`)."""
+        first, last, nodes = self.first, self.last_step, self.graph.nodes
+        return {nodes[i]: (first[i], last[i]) for i in self.indices if nodes[i].op.computes}
+
+    def clusters(self, inplace: bool = True) -> list[list[int]]:
+        """Computed values (indices) grouped into in-place chains (p.19), in order: each op
+        joins the chain of the input it writes over (:meth:`IndexedGraph.partner`) when that
+        input ends its chain. Each chain can live in one block."""
+        g, last = self.graph, self.last_step
+        size, partner = g.size, g.partner
+        chain_of: dict[int, int] = {}
+        chains: list[list[int]] = []
+        for step, i in enumerate(self.indices):
+            if not size[i]:
+                continue
+            x = partner(i, step, last) if inplace else -1
+            if x >= 0 and chains[chain_of[x]][-1] == x:
+                chain_of[i] = chain_of[x]
+                chains[chain_of[x]].append(i)
+            else:
+                chain_of[i] = len(chains)
+                chains.append([i])
+        return chains
 
     def live_bytes(self, inplace: bool = False) -> np.ndarray:
-        """Bytes alive at each step ``0 .. len(order)`` (the last entry: the outputs kept to the
-        end), workspaces included at their op's step; its maximum is the order's **peak memory**
-        (seed 002, "Sequential problem"). ``inplace``: an input that dies at a step and that the
-        op may overwrite (:func:`inplace_partner`) is counted once with the op's output (p.20)."""
-        life = self.lifetimes()
-        sizes = self.sizes
-        curve = live_curve([a for a, _ in life.values()], [b for _, b in life.values()],
-                           list(sizes.values()), len(self.order) + 1)
-        if self.workspaces:
-            step = {n: i for i, n in enumerate(self.order)}
-            for n, w in self.workspaces.items():
-                curve[step[n]] += w
-        if inplace:
-            sizes, last = self.sizes, self.last
-            for i, n in enumerate(self.order):
-                if n in sizes:
-                    x = inplace_partner(n, last)
-                    if x is not None:
-                        curve[i] -= sizes[x]
-        return curve
+        """Bytes alive at each step ``0 .. len(order)`` (:meth:`IndexedGraph.step_bytes`); its
+        maximum is the order's **peak memory**; ``inplace``: in-place pairs counted once."""
+        return self.graph.step_bytes(self.indices, inplace)
 
     def peak(self, inplace: bool = False) -> int:
-        """The most bytes alive at any step of the order (in-place sharing counted when asked:
-        :meth:`live_bytes`)."""
+        """The most bytes alive at any step of the order (:meth:`live_bytes`)."""
         return int(self.live_bytes(inplace).max(initial=0))
 
-
-def live_curve(first: Sequence[int] | np.ndarray, last: Sequence[int] | np.ndarray,
-               size: Sequence[int] | np.ndarray, steps: int) -> np.ndarray:
-    """Bytes alive at each of ``steps`` steps when value ``k`` of ``size[k]`` bytes is alive from step
-    ``first[k]`` to step ``last[k]`` included: the one sweep behind every peak of live bytes."""
-    first, last, size = (np.asarray(v, np.int64) for v in (first, last, size))
-    delta = np.zeros(steps + 1, np.int64)
-    np.add.at(delta, first, size)
-    np.add.at(delta, last + 1, -size)
-    return np.cumsum(delta[:steps])
+    def check_sizes(self) -> None:
+        """:class:`PlanError` naming a computed value of 0 bytes or less (a planned value needs
+        a positive size)."""
+        for i in self.indices:
+            n = self.graph.nodes[i]
+            if n.nbytes <= 0 and n.op.computes:
+                check_size(n)
 
 
 def check_size(node: Node) -> int:
@@ -104,21 +275,21 @@ def check_size(node: Node) -> int:
     return node.nbytes
 
 
-def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None,
-            trusted: bool = False) -> Liveness:
-    """The graph's outputs, a validated execution order and each value's last reader (one walk of
-    the graph when no order is given: the depth-first order). Planners start from
-    :func:`~memlab.memory.order.plan_liveness`, which picks the memory-aware order by default.
+def prepare(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
+            trusted: bool = False, graph: IndexedGraph | None = None) -> Liveness:
+    """The :class:`Liveness` of ``order`` (default: the depth-first order, found by the walk that
+    indexes the graph). Planners start from :func:`~memlab.memory.order.plan_liveness`, which
+    picks the memory-aware order by default.
 
-    Raises :class:`~memlab.errors.CycleError` or :class:`PlanError` naming the node when the
-    graph has a cycle or the order is not topological; ``trusted``: an order the library has
-    just built, not checked again.
+    Raises :class:`~memlab.errors.CycleError` or :class:`PlanError` naming the node when the graph
+    has a cycle or the order is not topological; ``trusted``: an order the library has just built,
+    not checked again; ``graph``: the :class:`IndexedGraph` of ``outputs`` when already built.
     """
-    outs = as_list(outputs)
-    order, last = last_readers(outs, order, trusted)
-    for o in outs:
-        last[o] = None
-    return Liveness(outs, order, last)
+    graph = graph if graph is not None else IndexedGraph(outputs)
+    if order is None:
+        return Liveness(graph, list(range(len(graph))))
+    order = list(order) if trusted else check_order(graph.outputs, order)
+    return Liveness(graph, graph.positions(order))
 
 
 def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
@@ -126,8 +297,7 @@ def reference_counts(order: Sequence[Node]) -> dict[Node, int]:
     ref: dict[Node, int] = {}
     get = ref.get
     for n in order:
-        inputs = n.inputs
-        for x in (inputs if len(inputs) < 2 else dict.fromkeys(inputs)):  # x * x: one read
+        for x in distinct_inputs(n):
             ref[x] = get(x, 0) + 1
     return ref
 
@@ -138,34 +308,10 @@ def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tupl
     return prepare(outputs, order).lifetimes()
 
 
-def inplace_partner(node: Node, last: Mapping[Node, Node | None],
-                    accept: Callable[[Node, Node], bool] | None = None) -> Node | None:
-    """The input ``node`` may write its output over (p.19-20), or None: the first, in the positions
-    ``node.op.inplace(node)`` allows, that is a computed value of ``node``'s size whose last reader
-    (``last``, :class:`Liveness`) is ``node``; so never a graph output (kept to the end) nor a value
-    read again later. ``accept(node, x)`` may refuse a candidate ``x`` (colours, p.24).
-
-    The one in-place rule of every planner, of the lower bound and of :func:`inplace_clusters`.
-    The op is asked only when some input dies here with the right size (the common case of a
-    big graph is that none does, and this is on every planner's path).
-    """
-    inputs, nbytes = node.inputs, node.nbytes
-    for x in inputs:
-        if last[x] is node and x.nbytes == nbytes:
-            break
-    else:
-        return None
-    for i in node.op.inplace(node):
-        y = inputs[i]
-        if last[y] is node and y.nbytes == nbytes and y.op.computes and (accept is None or accept(node, y)):
-            return y
-    return None
-
-
 def inplace_candidates(node: Node) -> list[Node]:
     """The computed inputs ``node`` may write its output over if it is their last reader: in the
     positions ``node.op.inplace(node)`` allows, of ``node``'s bytes (each once). The rule of
-    :func:`inplace_partner`, before knowing which inputs die at ``node``."""
+    :meth:`IndexedGraph.partner`, before knowing which inputs die at ``node``."""
     found: dict[Node, None] = {}
     for i in node.op.inplace(node):
         x = node.inputs[i]
@@ -175,19 +321,40 @@ def inplace_candidates(node: Node) -> list[Node]:
 
 
 def inplace_clusters(liveness: Liveness, inplace: bool = True) -> list[list[Node]]:
-    """Computed values grouped into in-place chains (p.19): each chain can live in one block."""
-    cluster_of: dict[Node, int] = {}
-    clusters: list[list[Node]] = []
-    last = liveness.last
-    for n in liveness.sizes:
-        x = inplace_partner(n, last) if inplace else None
-        if x is not None and clusters[cluster_of[x]][-1] is x:
-            cluster_of[n] = cluster_of[x]
-            clusters[cluster_of[x]].append(n)
-        else:
-            cluster_of[n] = len(clusters)
-            clusters.append([n])
-    return clusters
+    """Computed values grouped into in-place chains (p.19): each chain can live in one block
+    (:meth:`Liveness.clusters`, as nodes)."""
+    nodes = liveness.graph.nodes
+    return [[nodes[i] for i in c] for c in liveness.clusters(inplace)]
+
+
+def search_tasks(graph: IndexedGraph) -> tuple[list[int | None], list[int], list[int], list[int]]:
+    """The rule in the incremental form of seed 002's exact search (``needs``, ``cost``, ``delta``
+    of :func:`~memlab.scheduling.subsets.min_peak_search`), with the tasks: every computed node
+    (its index), then one free task (None) per value read by several ops.
+
+    Running op ``i`` holds its output's bytes and its workspace on top of what is held (``cost``);
+    after it, the inputs it was the only reader of are freed (``delta``). A value with several
+    readers is freed by its free task, which needs all of them and costs nothing: the search puts
+    it right after the last one when that helps, so its least peak is the least
+    :meth:`IndexedGraph.peak` over the orders of the graph. Outputs are never freed.
+    """
+    size, work, ins = graph.size, graph.work, graph.ins
+    ops = [i for i, n in enumerate(graph.nodes) if n.op.computes]
+    bit = {i: 1 << k for k, i in enumerate(ops)}
+    outs = set(graph.outs)
+    readers = graph.readers
+    shared = [x for x in ops if x not in outs and len(readers[x]) > 1]
+    once = {x for x in ops if x not in outs and len(readers[x]) == 1}
+    tasks: list[int | None] = list(ops)
+    needs = [sum(bit[x] for x in ins[i] if x in bit) for i in ops]
+    cost = [size[i] + work[i] for i in ops]
+    delta = [size[i] - sum(size[x] for x in ins[i] if x in once) for i in ops]
+    for x in shared:
+        tasks.append(None)
+        needs.append(sum(bit[r] for r in readers[x]))
+        cost.append(0)
+        delta.append(-size[x])
+    return tasks, needs, cost, delta
 
 
 def kept_liveness(plan: Any) -> Liveness | None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import PlanError, check_bool
 from ..graph import Node
-from .liveness import Liveness, inplace_clusters, liveness_of
+from .liveness import Liveness, liveness_of
 from .order import plan_liveness
 from .plan import ALIGN, Plan, align, check_alignment, check_alignment_of, check_is_plan
 from .planner import MemoryPlan
@@ -82,27 +82,39 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | str | N
         raise PlanError(f"method must be 'auto', 'greedy' or 'scan', got {method!r}")
     check_bool(inplace, "plan_offsets: inplace", PlanError)
     liveness = plan_liveness(outputs, order)
-    outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
-    check_alignment_of(alignment, list(sizes), "plan_offsets")
-    life = liveness.lifetimes()
-    clusters = inplace_clusters(liveness, inplace)
-    first = [life[c[0]][0] for c in clusters]
-    last = [life[c[-1]][1] for c in clusters]
-    size = [align(max(sizes[v] for v in c), alignment) for c in clusters]
-    work = liveness.workspaces                  # one block per workspace, alive at its step
-    if work:
-        step = {n: i for i, n in enumerate(order)}
-        first += [step[n] for n in work]
-        last += [step[n] for n in work]
-        size += [align(w, alignment) for w in work.values()]
+    outs, order = liveness.outputs, liveness.order
+    liveness.check_sizes()
+    graph = liveness.graph
+    nodes, gsize = graph.nodes, graph.size
+    check_alignment_of(alignment, [nodes[i] for i in liveness.indices if gsize[i]], "plan_offsets")
+    first, last, size, clusters, work = _blocks(liveness, inplace, alignment)
     if method == "scan" or (method == "auto" and len(size) > SCAN_ABOVE):
         off, total = _scan(first, last, size)
     else:
         off, total = _greedy_by_size(first, last, size)
-    offset = {v: int(off[k]) for k, c in enumerate(clusters) for v in c}
-    workspace = {n: int(off[len(clusters) + k]) for k, n in enumerate(work)}
-    return OffsetPlan(outs, order, offset, total, inplace, clusters, alignment, liveness,
-                      workspace)
+    offset = {nodes[v]: off[k] for k, c in enumerate(clusters) for v in c}
+    workspace = {nodes[i]: off[len(clusters) + k] for k, i in enumerate(work)}
+    return OffsetPlan(outs, order, offset, total, inplace, [[nodes[v] for v in c] for c in clusters],
+                      alignment, liveness, workspace)
+
+
+def _blocks(liveness: Liveness, inplace: bool, alignment: int
+            ) -> tuple[list[int], list[int], list[int], list[list[int]], list[int]]:
+    """The blocks to place: each in-place chain (:meth:`~.liveness.Liveness.clusters`) from its
+    first value's step to its last value's last step, of its biggest value's aligned bytes, then
+    each workspace at its op's step. Returns ``(first, last, size, chains, ops with a workspace)``."""
+    graph = liveness.graph
+    gfirst, glast, gsize, gwork = liveness.first, liveness.last_step, graph.size, graph.work
+    clusters = liveness.clusters(inplace)
+    first = [gfirst[c[0]] for c in clusters]
+    last = [glast[c[-1]] for c in clusters]
+    size = [align(gsize[c[0]] if len(c) == 1 else max(gsize[v] for v in c), alignment)
+            for c in clusters]
+    work = [i for i in liveness.indices if gwork[i] > 0]
+    first += [gfirst[i] for i in work]
+    last += [gfirst[i] for i in work]
+    size += [align(gwork[i], alignment) for i in work]
+    return first, last, size, clusters, work
 
 
 def _greedy_by_size(first: list[int], last: list[int], size: list[int]) -> tuple[list[int], int]:
@@ -189,8 +201,7 @@ def live_bytes_lower_bound(plan: Plan) -> int:
     """
     check_is_plan(plan, "live_bytes_lower_bound: plan")
     liveness = liveness_of(plan)                 # the plan's own, when its planner kept it
-    live = liveness.live_bytes(bool(getattr(plan, "inplace", True)))
-    return int(live.max()) if live.size else 0
+    return liveness.peak(bool(getattr(plan, "inplace", True)))
 
 
 def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None,
@@ -208,17 +219,16 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
     check_alignment(alignment)
     check_bool(inplace, "plan_tags_by_size: inplace", PlanError)
     liveness = plan_liveness(outputs, order)
-    outs, order, sizes = liveness.outputs, liveness.order, liveness.sizes
-    check_alignment_of(alignment, list(sizes), "plan_tags_by_size")
-    life = liveness.lifetimes()
-    clusters = inplace_clusters(liveness, inplace)
-    span = [(life[c[0]][0], life[c[-1]][1]) for c in clusters]
-    need = [max(sizes[v] for v in c) for c in clusters]
-    work = liveness.workspaces              # a workspace: a tag's user at its op's step only
-    step = {n: i for i, n in enumerate(order)} if work else {}
-    span += [(step[n], step[n]) for n in work]
-    need += list(work.values())
-    users = clusters + [[n] for n in work]
+    outs, order = liveness.outputs, liveness.order
+    liveness.check_sizes()
+    graph = liveness.graph
+    nodes, gsize = graph.nodes, graph.size
+    check_alignment_of(alignment, [nodes[i] for i in liveness.indices if gsize[i]],
+                       "plan_tags_by_size")
+    first, last, need, ichains, iwork = _blocks(liveness, inplace, 1)
+    span = list(zip(first, last))
+    clusters = [[nodes[v] for v in c] for c in ichains]
+    users = clusters + [[nodes[i]] for i in iwork]
     wstorage: dict[Node, int] = {}
     busy: list[list[tuple[int, int]]] = []  # per tag: sorted, disjoint (first, last) intervals
     storage: dict[Node, int] = {}

@@ -5,8 +5,8 @@ its **peak memory**, and finding the order of least peak is NP-complete on gener
 problems"); on trees, Liu's best post-order is optimal and a plain depth-first post-order may not
 be. The op graph of a training step is such a task graph: a computed value is alive from the step
 that computes it to its last reader (graph outputs: to the end; placeholders and constants cost
-nothing, as in the planners, :mod:`.liveness`). The depth-first order every planner used to take
-(:func:`~memlab.graph.topo_order`) visits the outputs in the order they are listed, so on
+nothing: the one rule of :mod:`.liveness`). The depth-first order (:func:`~memlab.graph.topo_order`)
+visits the outputs in the order they are listed, so on
 ``[loss, dW1, ..., dWn]`` it walks the whole chain of input gradients before it computes most
 weight gradients, and holds them all.
 
@@ -22,29 +22,29 @@ weight gradients, and holds them all.
   reverse creation order of those nodes, each op (weight gradients among them) in the group of
   the last gradient it needs, so it runs as soon as its inputs exist;
 * ``"reverse_dfs"``: the depth-first post-order visiting the outputs last to first;
-* ``"dfs"``: the depth-first post-order (:func:`~memlab.graph.topo_order`, the old default);
+* ``"dfs"``: the depth-first post-order (:func:`~memlab.graph.topo_order`);
 * ``"best"`` (default): the one of these with the least peak on the graph at hand (ties in that
   order of preference: dfs, reverse_dfs, autograd, greedy), so never above depth-first; on graphs
   of at most :data:`SIFT_NODES` nodes, then improved by moving single ops while the peak falls
   (a local search, not an exact one);
 * ``"exact"``: the least peak over every order, by the one exact search of seed 002
   (:func:`~memlab.scheduling.subsets.min_peak_search`) on the op graph seen as a task graph
-  (:func:`search_tasks`); exponential, so refused above :data:`MAX_EXACT_OPS` search tasks.
+  (:func:`~.liveness.search_tasks`); exponential, so refused above :data:`MAX_EXACT_OPS` search tasks.
+
+Every method works on the graph's integer form (:class:`~.liveness.IndexedGraph`, one walk) and
+measures an order's peak with its one rule (:meth:`~.liveness.IndexedGraph.peak`).
 """
 from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
-from itertools import chain
 from typing import Iterable, Iterator, Sequence
 
-import numpy as np
-
 from ..errors import PlanError
-from ..graph import Node, adjoint_of, as_list, check_order, rebuilt_from, topo_order, workspace_of
+from ..graph import Node, adjoint_of, as_list, check_order, rebuilt_from
 from ..scheduling.subsets import min_peak_search
-from .liveness import Liveness, live_curve, prepare
+from .liveness import IndexedGraph, Liveness, prepare, search_tasks
 
 #: every method :func:`memory_order` takes
 METHODS = ("best", "greedy", "autograd", "reverse_dfs", "dfs", "exact")
@@ -64,29 +64,35 @@ def memory_order(outputs: Node | Iterable[Node], method: str = "best", *,
     """
     if method not in METHODS:
         raise PlanError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    outs = as_list(outputs)
-    nodes = topo_order(outs)
+    graph = IndexedGraph(outputs)
+    nodes = graph.nodes
+    return [nodes[i] for i in order_indices(graph, method, max_ops)]
+
+
+def order_indices(graph: IndexedGraph, method: str, max_ops: int = MAX_EXACT_OPS) -> list[int]:
+    """:func:`memory_order`'s order on the graph's integer form (indices of ``graph.nodes``)."""
     if method == "dfs":
-        return nodes
+        return list(range(len(graph)))
     if method == "exact":
-        return _exact(nodes, outs, max_ops)
-    if method in _METHODS:
-        return _METHODS[method](nodes, outs)
+        return _exact(graph, max_ops)
+    if method == "reverse_dfs":
+        return _postorder(graph, graph.outs[::-1])
     with _collector_paused():
-        graph = _Indexed(nodes, outs)
         if method == "greedy":
             return _greedy(graph)
-        orders = [nodes, _reverse_dfs(nodes, outs), _autograd(graph), _greedy(graph)]
+        if method == "autograd":
+            return _autograd(graph)
+        orders = [list(range(len(graph))), _postorder(graph, graph.outs[::-1]), _autograd(graph),
+                  _greedy(graph)]
         best = min(range(len(orders)), key=lambda k: (graph.peak(orders[k]), k))
-        return _sift(graph, orders[best]) if len(nodes) <= SIFT_NODES else orders[best]
+        return _sift(graph, orders[best]) if len(graph) <= SIFT_NODES else orders[best]
 
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cycle collector off while the orders are built: they allocate a list or a tuple
     per node and make no cycles, but each of those allocations counts towards a full collection,
-    which walks every object alive (on a graph of 1e5 nodes, half the time of "best";
-    bench/orders.py, table 4)."""
+    which walks every object alive (on a graph of 1e5 nodes, half the time of "best")."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -99,7 +105,7 @@ def _collector_paused() -> Iterator[None]:
 def resolve_order(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None
                   ) -> list[Node]:
     """The execution order a caller asked for: None for :func:`memory_order`'s default, a method
-    name (``"dfs"``: the old depth-first order), or an explicit order, checked
+    name (``"dfs"``: the depth-first order), or an explicit order, checked
     (:func:`~memlab.graph.check_order`: the message names the first node before one of its inputs)."""
     if order is None or isinstance(order, str):
         return memory_order(outputs, check_order_name(order))
@@ -119,15 +125,14 @@ def check_order_name(order: str | None) -> str:
 
 def plan_liveness(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None
                   ) -> Liveness:
-    """What every planner starts from (:func:`~.liveness.prepare`) in the order a caller asked for
-    (see :func:`resolve_order`): by default :func:`memory_order`'s, ``"dfs"`` the depth-first
-    order found with the last readers in one walk of the graph."""
-    outs = as_list(outputs)
-    if isinstance(order, str):
-        check_order_name(order)
-    if order is None or (isinstance(order, str) and order != "dfs"):
-        return prepare(outs, memory_order(outs, order or "best"), trusted=True)
-    return prepare(outs, None if isinstance(order, str) else order)
+    """What every planner starts from (:class:`~.liveness.Liveness`) in the order a caller asked
+    for (see :func:`resolve_order`): by default :func:`memory_order`'s; the graph is walked once
+    and the order chosen on its integer form."""
+    if order is None or isinstance(order, str):
+        method = check_order_name(order)
+        graph = IndexedGraph(outputs)
+        return Liveness(graph, order_indices(graph, method))
+    return prepare(as_list(outputs), order)
 
 
 def order_peak(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None) -> int:
@@ -136,129 +141,110 @@ def order_peak(outputs: Node | Iterable[Node], order: Sequence[Node] | str | Non
     return plan_liveness(outputs, order).peak()
 
 
-class _Indexed:
-    """One graph on integers (node ``i`` of the depth-first order ``nodes``): each node's distinct
-    inputs and bytes (0 for given values), and the outputs. :meth:`peak` is the peak of live bytes
-    of an order in a few vectorised passes (the sweep is :func:`~.liveness.live_curve`), so
-    ``"best"`` can compare orders of big graphs."""
-
-    def __init__(self, nodes: list[Node], outs: list[Node]) -> None:
-        self.nodes = nodes
-        self.index = idx = dict(zip(nodes, range(len(nodes))))
-        get = idx.__getitem__
-        self.ins = [list(map(get, n.inputs)) for n in nodes]
-        for xs in self.ins:
-            if len(xs) > 1 and len(set(xs)) < len(xs):
-                xs[:] = dict.fromkeys(xs)               # x * x reads x once
-        self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
-        self.work = np.array([workspace_of(n) for n in nodes], np.int64)    # held while running
-        self.outs = {idx[o] for o in outs}
-        self.edges: tuple[np.ndarray, np.ndarray] | None = None    # (input, reader), when needed
-        self._readers: list[list[int]] | None = None
-
-    @property
-    def readers(self) -> list[list[int]]:
-        """Each node's readers, in the order of ``nodes`` (each once)."""
-        if self._readers is None:
-            self._readers = [[] for _ in self.ins]
-            for i, xs in enumerate(self.ins):
-                for x in xs:
-                    self._readers[x].append(i)
-        return self._readers
-
-    def peak(self, order: list[Node]) -> int:
-        """The most bytes alive at any step of ``order`` (a topological order of ``nodes``)."""
-        v = len(order)
-        if self.edges is None:
-            self.edges = (np.fromiter(chain.from_iterable(self.ins), np.int64),
-                          np.repeat(np.arange(v), [len(x) for x in self.ins]))
-        src, dst = self.edges
-        pos = np.empty(v, np.int64)
-        pos[np.fromiter(map(self.index.__getitem__, order), np.int64, v)] = np.arange(v)
-        last = pos.copy()                       # a value's last reader (itself when none)
-        np.maximum.at(last, src, pos[dst])
-        last[list(self.outs)] = v               # outputs live to the end
-        curve = live_curve(pos, last, self.size, v + 1)
-        if self.work.any():
-            np.add.at(curve, pos, self.work)    # a workspace: alive during its op's step
-        return int(curve.max(initial=0))
+def _postorder(graph: IndexedGraph, roots: Sequence[int]) -> list[int]:
+    """The depth-first post-order of the graph's integer form visiting ``roots`` in turn (as
+    :func:`~memlab.graph.topo_order` does on the nodes)."""
+    ins = graph.ins
+    seen = bytearray(len(ins))
+    order: list[int] = []
+    for root in roots:
+        if seen[root]:
+            continue
+        seen[root] = 1
+        stack = [(root, iter(ins[root]))]
+        while stack:
+            node, inputs = stack[-1]
+            for x in inputs:
+                if not seen[x]:
+                    seen[x] = 1
+                    stack.append((x, iter(ins[x])))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
 
 
-def _sift(graph: _Indexed, order: list[Node], passes: int = 8) -> list[Node]:
+def _sift(graph: IndexedGraph, order: list[int], passes: int = 8) -> list[int]:
     """Local search on a small graph: move one op to another place between its last input and
     its first reader, keeping the first move that lowers the peak, until no move does (or
     ``passes`` sweeps). bench/orders.py: on random op graphs of 8-14 ops the best heuristic order
     is 7% above the exact minimum on average, sifted 4%."""
-    index = graph.index
-    cur = [index[n] for n in order]
-    nodes = graph.nodes
-    best = graph.peak(order)
+    cur = list(order)
+    best = graph.peak(cur)
+    ins = graph.ins
     for _ in range(passes):
         moved = False
         for v in range(len(cur)):
             pos = {x: k for k, x in enumerate(cur)}
             i = pos[v]
-            lo = max((pos[x] for x in graph.ins[v]), default=-1) + 1
-            hi = min((k for k, x in enumerate(cur) if v in graph.ins[x]), default=len(cur))
+            lo = max((pos[x] for x in ins[v]), default=-1) + 1
+            hi = min((k for k, x in enumerate(cur) if v in ins[x]), default=len(cur))
             rest = cur[:i] + cur[i + 1:]
             for j in range(lo, hi):
                 if j in (i, i + 1):
                     continue                    # the same order
                 k = j if j < i else j - 1
                 trial = rest[:k] + [v] + rest[k:]
-                peak = graph.peak([nodes[x] for x in trial])
+                peak = graph.peak(trial)
                 if peak < best:
                     best, cur, moved = peak, trial, True
                     break
         if not moved:
             break
-    return [nodes[x] for x in cur]
+    return cur
 
 
-def _distinct(n: Node) -> list[Node]:
-    """``n``'s inputs, each once (``x * x`` reads ``x`` once)."""
-    return n.inputs if len(n.inputs) < 2 else list(dict.fromkeys(n.inputs))
-
-
-def _greedy(graph: _Indexed) -> list[Node]:
+def _greedy(graph: IndexedGraph) -> list[int]:
     """Of the ready ops, run the one whose step changes the bytes held the least (its output, less
     the inputs it is the last to read); ties to the depth-first position. Each op's score is set
-    when it gets ready and lowered (a new heap entry; the old one is skipped) when an input's
-    other readers have all run."""
+    when it gets ready and lowered (a new heap entry; the stale one is skipped) when an input's
+    other readers have all run. Plain integer loops over the graph's index lists."""
     ins, size, readers = graph.ins, graph.size, graph.readers
     left = [len(r) for r in readers]                        # readers yet to run
     waiting = [len(xs) for xs in ins]                       # inputs yet to run
     frees = size[:]                                         # bytes freed after the last reader
     for o in graph.outs:
         frees[o] = 0
-    ready = {i: size[i] for i, xs in enumerate(ins) if not xs}   # ready op -> its score
-    heap = [(s, i) for i, s in ready.items()]
+    score: list[int | None] = [None] * len(ins)             # a ready op's score, else None
+    heap = []
+    for i, w in enumerate(waiting):
+        if not w:
+            score[i] = size[i]
+            heap.append((size[i], i))
     heapify(heap)
     order: list[int] = []
+    append = order.append
     while heap:
         s, n = heappop(heap)
-        if ready.get(n) != s:
+        if score[n] != s:
             continue                                        # run already, or a stale score
-        del ready[n]
-        order.append(n)
+        score[n] = None
+        append(n)
         for x in ins[n]:
-            left[x] -= 1
-            if left[x] == 1 and frees[x]:                   # its last reader now frees it
-                r = next(r for r in readers[x] if r in ready or waiting[r])
-                if r in ready:
-                    ready[r] -= frees[x]
-                    heappush(heap, (ready[r], r))
+            k = left[x] = left[x] - 1
+            if k == 1 and frees[x]:                         # its last reader will free it
+                for r in readers[x]:
+                    if waiting[r]:
+                        break                               # not ready yet: scored when it is
+                    t = score[r]
+                    if t is not None:
+                        t = score[r] = t - frees[x]
+                        heappush(heap, (t, r))
+                        break
         for r in readers[n]:
-            waiting[r] -= 1
-            if not waiting[r]:
-                s = size[r] - sum(frees[x] for x in ins[r] if left[x] == 1)
-                ready[r] = s
-                heappush(heap, (s, r))
-    nodes = graph.nodes
-    return [nodes[i] for i in order]
+            w = waiting[r] = waiting[r] - 1
+            if not w:
+                t = size[r]
+                for x in ins[r]:
+                    if left[x] == 1:
+                        t -= frees[x]
+                score[r] = t
+                heappush(heap, (t, r))
+    return order
 
 
-def _autograd(graph: _Indexed) -> list[Node]:
+def _autograd(graph: IndexedGraph) -> list[int]:
     """The autograd engine's order (module docstring). A backward op's group is the sequence
     number (creation id) of the forward node whose gradient it reads, the least over its inputs (a
     sum of gradient parts completes with its last part); an op made for the backward pass that
@@ -266,40 +252,52 @@ def _autograd(graph: _Indexed) -> list[Node]:
     first reader's group. Ops run by (forward first, group descending, creation id), each as soon
     as its inputs have run; a node rebuilt by a rewrite (:func:`~memlab.graph.rebuilt_from`) keeps
     the creation id and the gradient of the node it rebuilds."""
-    nodes, outs = graph.nodes, [graph.nodes[o] for o in graph.outs]
+    nodes, ins = graph.nodes, graph.ins
+    v = len(nodes)
     origin = [rebuilt_from(n) for n in nodes]
     ids = [o.id for o in origin]
-    version = dict(zip(origin, nodes))                      # original -> its node in this graph
-    grad_of = {version[a]: n for n, o in zip(nodes, origin)
-               if (a := adjoint_of(o)) is not None and a in version}
-    if not grad_of:
+    version = dict(zip(origin, range(v)))                  # original -> its index here
+    grad_of = [-1] * v                                      # a gradient -> its value's id
+    seeds = False
+    for i, o in enumerate(origin):
+        a = adjoint_of(o)
+        if a is not None:
+            k = version.get(a)
+            if k is not None:
+                grad_of[k] = nodes[i].id
+                seeds = True
+    if not seeds:
         return _by_key(graph, [(0, 0, i) for i in ids])
-    group: dict[Node, int] = {}
-    for n in nodes:
-        seen = [grad_of[x].id if x in grad_of else group[x] for x in n.inputs
-                if x in grad_of or x in group]
-        if seen:
-            group[n] = min(seen)
-        elif n in grad_of:
-            group[n] = grad_of[n].id                        # the seed of the backward pass
-    first_reader: dict[Node, int] = {}
-    forward_read: set[Node] = set(outs)
-    for n in reversed(nodes):
-        if n not in group:
-            if n.op.computes and n not in forward_read and n in first_reader:
-                group[n] = first_reader[n]                  # made for the backward pass
+    group = [-1] * v                                        # a backward op's group, else -1
+    for i, xs in enumerate(ins):
+        g = -1
+        for x in xs:
+            h = grad_of[x] if grad_of[x] >= 0 else group[x]
+            if h >= 0 and (g < 0 or h < g):
+                g = h
+        if g < 0:
+            g = grad_of[i]                                  # the seed of the backward pass
+        group[i] = g
+    first_reader = [-1] * v
+    forward_read = bytearray(v)
+    for o in graph.outs:
+        forward_read[o] = 1
+    for i in range(v - 1, -1, -1):
+        g = group[i]
+        if g < 0:
+            if nodes[i].op.computes and not forward_read[i] and first_reader[i] >= 0:
+                g = group[i] = first_reader[i]              # made for the backward pass
             else:
-                forward_read.update(n.inputs)
+                for x in ins[i]:
+                    forward_read[x] = 1
                 continue
-        g = group[n]
-        for x in n.inputs:
-            if first_reader.get(x, -1) < g:
+        for x in ins[i]:
+            if first_reader[x] < g:
                 first_reader[x] = g
-    return _by_key(graph, [(1, -group[n], i) if n in group else (0, 0, i)
-                           for n, i in zip(nodes, ids)])
+    return _by_key(graph, [(1, -g, k) if g >= 0 else (0, 0, k) for g, k in zip(group, ids)])
 
 
-def _by_key(graph: _Indexed, key: list[tuple[int, int, int]]) -> list[Node]:
+def _by_key(graph: IndexedGraph, key: list[tuple[int, int, int]]) -> list[int]:
     """The topological order that runs, at each step, the ready node of least ``key`` (ties to the
     depth-first position): a Kahn sort whose heap holds each node's rank in that sort order."""
     n = len(key)
@@ -319,60 +317,17 @@ def _by_key(graph: _Indexed, key: list[tuple[int, int, int]]) -> list[Node]:
             waiting[r] -= 1
             if not waiting[r]:
                 heappush(heap, rank[r])
-    nodes = graph.nodes
-    return [nodes[i] for i in order]
+    return order
 
 
-def _reverse_dfs(nodes: list[Node], outs: list[Node]) -> list[Node]:
-    """The depth-first post-order visiting the outputs last to first."""
-    return topo_order(outs[::-1])
-
-
-_METHODS = {"autograd": lambda nodes, outs: _autograd(_Indexed(nodes, outs)),
-            "reverse_dfs": _reverse_dfs}
-
-
-def search_tasks(nodes: Sequence[Node], outputs: Iterable[Node]
-                 ) -> tuple[list[Node | None], list[int], list[int], list[int]]:
-    """The op graph as the task graph of seed 002's exact search (``needs``, ``cost``, ``delta`` of
-    :func:`~memlab.scheduling.subsets.min_peak_search`), with the tasks: every computed node of
-    ``nodes``, then one free task (None) per value read by several ops.
-
-    Running op ``n`` needs its output's bytes and its workspace on top of what is held (``cost``);
-    after it, the inputs it was the only reader of are freed (``delta``). A value with several readers is freed
-    by its free task, which needs all of them and costs nothing: the search puts it right after
-    the last one when that helps, so its least peak is the op graph's. Outputs are never freed.
-    """
-    ops = [n for n in nodes if n.op.computes]
-    bit = {n: 1 << i for i, n in enumerate(ops)}
-    outs = set(outputs)
-    ins = {n: [x for x in _distinct(n) if x in bit] for n in ops}
-    readers: dict[Node, list[Node]] = {n: [] for n in ops}
-    for n in ops:
-        for x in ins[n]:
-            readers[x].append(n)
-    once = {x for x in ops if x not in outs and len(readers[x]) == 1}
-    tasks: list[Node | None] = list(ops)
-    needs = [sum(bit[x] for x in ins[n]) for n in ops]
-    cost = [n.nbytes + workspace_of(n) for n in ops]
-    delta = [n.nbytes - sum(x.nbytes for x in ins[n] if x in once) for n in ops]
-    for x in ops:
-        if x not in outs and len(readers[x]) > 1:
-            tasks.append(None)
-            needs.append(sum(bit[r] for r in readers[x]))
-            cost.append(0)
-            delta.append(-x.nbytes)
-    return tasks, needs, cost, delta
-
-
-def _exact(nodes: list[Node], outs: list[Node], max_ops: int) -> list[Node]:
-    """Given values first, then the ops in the order of least peak (:func:`search_tasks`)."""
-    tasks, needs, cost, delta = search_tasks(nodes, outs)
+def _exact(graph: IndexedGraph, max_ops: int) -> list[int]:
+    """Given values first, then the ops in the order of least peak (:func:`~.liveness.search_tasks`)."""
+    tasks, needs, cost, delta = search_tasks(graph)
     if len(tasks) > max_ops:
         ops = sum(t is not None for t in tasks)
         raise PlanError(f"method='exact' searches every set of ops that can run first; this graph has "
                         f"{len(tasks)} search tasks ({ops} ops and {len(tasks) - ops} values read by "
                         f"several ops), above the limit max_ops={max_ops}")
     found = min_peak_search(needs, cost, delta)
-    return [n for n in nodes if not n.op.computes] + [tasks[i] for i in found.order
-                                                       if tasks[i] is not None]
+    given = [i for i, n in enumerate(graph.nodes) if not n.op.computes]
+    return given + [t for t in (tasks[i] for i in found.order) if t is not None]

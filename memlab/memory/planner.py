@@ -48,7 +48,7 @@ from typing import Callable, Hashable, Iterable, Sequence
 
 from ..errors import PlanError, check_bool, check_callable, check_int
 from ..graph import Node
-from .liveness import Liveness, check_size, inplace_partner, kept_liveness, reference_counts
+from .liveness import Liveness, distinct_inputs, kept_liveness, reference_counts
 from .order import plan_liveness
 from .longest_path import node_colors
 from .plan import ALIGN, align, check_alignment, check_alignment_of  # noqa: F401  (ALIGN: doc)
@@ -256,8 +256,11 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
         raise PlanError("plan_memory takes colors or group, not both")
     liveness = plan_liveness(outputs, order)
     outs, order = liveness.outputs, liveness.order
+    liveness.check_sizes()
     check_alignment_of(alignment, [n for n in order if n.op.computes], "plan_memory")
-    last = dict(liveness.last)   # where a count reaches 0 (p.22); a copy, marked as tags are released
+    graph = liveness.graph
+    nodes, ins, size, work = graph.nodes, graph.ins, graph.size, graph.work
+    last = liveness.last_step          # the step where each count reaches 0 (p.22)
     color = node_colors(order, colors) if colors > 1 else {}
     if group is not None:
         color = {n: group(n) for n in order if n.op.computes}
@@ -267,27 +270,27 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     plan = MemoryPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
                       colors=colors, color=color, alignment=alignment, traced=bool(trace),
                       liveness=liveness)
-    tag, tag_color = plan.storage, []
+    tag_of = [-1] * len(nodes)                         # the tag of each computed value
+    tag_color: list[Hashable] = []
+    colour = [color.get(n, 0) for n in nodes] if color else None
     # a value's tag has the value's colour (tags are taken from boxes of one colour)
-    same_color = (lambda n, x: color.get(n, 0) == color.get(x, 0)) if color else None
+    same_color = (lambda i, x: colour[i] == colour[x]) if colour else None
     box = Box(match)
-    take, put = box.take, box.put
-    tag_get, pair = tag.get, plan.inplace_pairs.append
+    take, put, partner = box.take, box.put, graph.partner
+    pairs = plan.inplace_pairs
     stored: list[int] = []                             # bytes of each tag (a list while planning)
-    work = liveness.workspaces                         # ops with a workspace -> bytes
-    for n in order:
-        if not n.op.computes:
+    for step, i in enumerate(liveness.indices):
+        nbytes = size[i]
+        if not nbytes:
             continue                                   # placeholders and constants are given
-        nbytes = n.nbytes if n.nbytes > 0 else check_size(n)
-        c = color.get(n, 0) if color else 0
-        inputs = n.inputs
+        c = colour[i] if colour else 0
         # 1. in-place: take the tag of an input this op may overwrite, by the one rule of
-        # :func:`~.liveness.inplace_partner` (this op is its last reader, same size), of its colour
-        allowed = inplace if may_inplace is None else may_inplace(n)
-        source = inplace_partner(n, last, same_color) if allowed else None
-        if source is not None:
-            t, action = tag[source], "inplace"
-            pair((source, n))
+        # :meth:`~.liveness.IndexedGraph.partner` (this op is its last reader, same size)
+        allowed = inplace if may_inplace is None else may_inplace(nodes[i])
+        source = partner(i, step, last, same_color) if allowed else -1
+        if source >= 0:
+            t, action = tag_of[source], "inplace"
+            pairs.append((nodes[source], nodes[i]))
         # 2. normal sharing: a free tag from the box
         elif share and (t := take(nbytes, c)) is not None:
             action = "reuse"
@@ -298,9 +301,9 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
             t, action = len(stored), "new"
             stored.append(nbytes)
             tag_color.append(c)
-        tag[n] = t
+        tag_of[i] = t
         # the workspace, held while the op runs: a tag from the box, else a new one
-        w = work.get(n) if work else None
+        w = work[i]
         if w:
             wt = take(w, c) if share else None
             if wt is None:
@@ -309,14 +312,13 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
                 tag_color.append(c)
             elif stored[wt] < w:
                 stored[wt] = w
-            plan.workspace_storage[n] = wt
+            plan.workspace_storage[nodes[i]] = wt
         # 4. the op has read its inputs: release the tags of those it was the last to read
         released = [] if trace else None
-        for x in inputs:
-            if last[x] is n:
-                last[x] = None                         # released once, even if read twice
-                tx = tag_get(x)
-                if tx is not None and tx != t:
+        for x in ins[i]:
+            if last[x] == step:
+                tx = tag_of[x]
+                if tx >= 0 and tx != t:
                     put(tx, stored[tx], tag_color[tx])
                     if trace:
                         released.append(tx)
@@ -325,13 +327,19 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
             if trace:
                 released.append(wt)
         if trace:
-            note = _note(n, action, t, source, allowed, tag, ref, is_output)
-            for x in dict.fromkeys(inputs):            # x * x: one reference
+            n = nodes[i]
+            note = _note(n, action, t, None if source < 0 else nodes[source], allowed,
+                         plan.storage, ref, is_output)
+            for x in distinct_inputs(n):
                 ref[x] -= 1
                 if not ref[x]:
                     del ref[x]
-            plan.steps.append(PlanStep(len(plan.steps), n, action, t, source, tuple(released),
+            plan.storage[n] = t
+            plan.steps.append(PlanStep(len(plan.steps), n, action, t,
+                                       None if source < 0 else nodes[source], tuple(released),
                                        dict(ref), box.contents(), note))
+    if not trace:
+        plan.storage.update((nodes[i], tag_of[i]) for i in liveness.indices if tag_of[i] >= 0)
     plan.storage_bytes.update(enumerate(stored))
     return plan
 

@@ -41,7 +41,7 @@ from .mapping import _mapping, all_to_all, memory_aware, proportional
 from .postorder import best_postorder
 from .taskgraph import MAX_EXACT_TASKS, TaskGraph, min_peak_order
 from .treebase import Tree, check_tree
-from .treesim import TreeSchedule, check_work, processor_peaks
+from .treesim import TreeSchedule, check_node_work, processor_peaks
 
 __all__ = ["DaskGraph", "DaskRun", "LocalDask", "to_dask", "dask_order", "followed_order", "run",
            "run_mapping", "simulated_worker_peaks", "ORDERS", "MAPPINGS"]
@@ -324,7 +324,7 @@ def run_mapping(tree: Tree, mapping: str = "proportional", P: int = 2,
     if mapping not in MAPPINGS:
         raise TreeError(f"run_mapping: mapping must be one of {MAPPINGS}, got {mapping!r:.60}")
     P = check_int(P, "run_mapping: P", 1, TreeError)
-    w = check_work(tree, w)
+    w = check_node_work(tree, w)
     seconds = check_number(seconds, "run_mapping: seconds (per unit of work)", error=TreeError)
     if not seconds >= 0:
         raise TreeError(f"run_mapping: seconds must be >= 0, got {seconds}")

@@ -26,6 +26,7 @@ child's list, so chains cost O(1) per node amortized.
 """
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import NamedTuple
 
 from .treebase import Tree, check_tree
@@ -44,20 +45,22 @@ class Segment(NamedTuple):
     tail: int
 
 
-def _push(stack: list[Segment], s: Segment, nxt: list[int]) -> None:
-    """Append segment ``s`` and fuse while hills do not decrease or valleys do not increase."""
-    rise, net, head, tail = s
+def _push(stack: list[tuple[float, float, float, int, int]], rise: float, net: float, head: int,
+          tail: int, nxt: list[int]) -> None:
+    """Append the segment ``(rise, net, head, tail)`` and fuse while hills do not decrease or
+    valleys do not increase. Entries are plain tuples ``(net - rise, rise, net, head, tail)``:
+    the merge key first."""
     while stack:
-        top = stack[-1]
-        if top.rise <= top.net + rise or net <= 0:
-            nxt[top.tail] = head
-            rise = max(top.rise, top.net + rise)
-            net = top.net + net
-            head = top.head
+        _, r, d, h, t = stack[-1]
+        if r <= d + rise or net <= 0:
+            nxt[t] = head
+            if d + rise > r:
+                r = d + rise
+            rise, net, head = r, d + net, h
             stack.pop()
         else:
             break
-    stack.append(Segment(rise, net, head, tail))
+    stack.append((net - rise, rise, net, head, tail))
 
 
 def _segment_lists(tree: Tree) -> tuple[list[Segment], list[int], list[float]]:
@@ -71,36 +74,32 @@ def _segment_lists(tree: Tree) -> tuple[list[Segment], list[int], list[float]]:
     for i in range(n):
         if parent[i] >= 0:
             fin[parent[i]] += f[i]
-    segs: list[list[Segment] | None] = [None] * n
-    for v in tree.bottom_up():
+    segs: list = [None] * n
+    key = itemgetter(0)
+    for v in reversed(tree.bfs):
         kids = children[v]
         if not kids:  # a leaf is one segment: rise m + f, residual f
-            segs[v] = [Segment(m[v] + f[v], f[v], v, v)]
-            peaks[v] = m[v] + f[v]
+            p = m[v] + f[v]
+            segs[v] = [(f[v] - p, p, f[v], v, v)]
+            peaks[v] = p
             continue
         if len(kids) == 1:
             stack = segs[kids[0]]
             segs[kids[0]] = None
-            assert stack is not None
         else:
-            merged: list[Segment] = []
+            merged: list = []
             for c in kids:
-                merged.extend(segs[c])  # type: ignore[arg-type]
+                merged.extend(segs[c])
                 segs[c] = None
-            merged.sort(key=_key)  # non-increasing rise - net, stable
+            merged.sort(key=key)  # non-increasing rise - net, stable
             stack = []
-            for seg in merged:
-                _push(stack, seg, nxt)
-        _push(stack, Segment(m[v] + f[v], f[v] - fin[v], v, v), nxt)
+            for _, rise, net, head, tail in merged:
+                _push(stack, rise, net, head, tail, nxt)
+        _push(stack, m[v] + f[v], f[v] - fin[v], v, v, nxt)
         segs[v] = stack
-        peaks[v] = stack[0].rise  # hills strictly decrease: the first is the peak
-    root_segs = segs[tree.root]
-    assert root_segs is not None
+        peaks[v] = stack[0][1]  # hills strictly decrease: the first is the peak
+    root_segs = [Segment(r, d, h, t) for _, r, d, h, t in segs[tree.root]]
     return root_segs, nxt, peaks
-
-
-def _key(seg: Segment) -> float:
-    return seg.net - seg.rise
 
 
 def subtree_optimal_peaks(tree: Tree) -> list[float]:

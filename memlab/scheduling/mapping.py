@@ -36,7 +36,7 @@ from ..errors import BudgetError, TreeError, check_int, check_number
 from .liu import optimal_traversal, subtree_optimal_peaks
 from .postorder import best_postorder
 from .treebase import Tree, check_tree
-from .treesim import TreeSchedule, check_work, processor_peaks, simulate
+from .treesim import TreeSchedule, check_node_work, processor_peaks, simulate
 
 __all__ = ["all_to_all", "proportional", "memory_aware", "sequential_minimum",
            "tradeoff_points", "pareto_front", "subtree_work", "split_range", "processor_peaks"]
@@ -111,7 +111,7 @@ def all_to_all(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
     """All-to-all mapping (seed 002): best post-order, all P processors on each
     node, which takes w_i / P**alpha (w_i / P by default)."""
     P = _check_P(P)
-    check_work(tree, w)
+    check_node_work(tree, w)
     order, _ = best_postorder(tree)
     rank = [0] * tree.n
     for k, v in enumerate(order):
@@ -249,7 +249,7 @@ def proportional(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
     """Proportional mapping (seed 002): subtree T_i gets p_i = p * W_Ti / W of its
     parent's p processors (W summed over the siblings), recursively."""
     P = _check_P(P)
-    w = check_work(tree, w)
+    w = check_node_work(tree, w)
     procs, rank, after, stats = _mapping(tree, w, P, None)
     sched = simulate(tree, w, P, procs, rank, after, label="proportional", alpha=alpha)
     sched.extra.update(stats)
@@ -262,7 +262,7 @@ def memory_aware(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
     seed 002, "Memory-aware mappings"). Raises BudgetError stating the
     sequential minimum when ``M_B`` is below it; ``M_B=None`` uses that minimum."""
     P = _check_P(P)
-    w = check_work(tree, w)
+    w = check_node_work(tree, w)
     minimum = sequential_minimum(tree)
     if M_B is None:
         M_B = minimum
@@ -284,7 +284,7 @@ def tradeoff_points(tree: Tree, w: Sequence[float] | None = None,
     P, all-to-all, proportional, and memory-aware with M_B = factor x the
     sequential minimum; ``alpha`` is the node speed-up exponent. Each point
     is a dict with keys mapping, P, bound, makespan, peak."""
-    w = check_work(tree, w)
+    w = check_node_work(tree, w)
     minimum = sequential_minimum(tree)
     pts = []
     for P in Ps:

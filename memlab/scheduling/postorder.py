@@ -68,32 +68,47 @@ def postorder_peak(tree: Tree, child_order: dict[int, Sequence[int]] | Sequence[
 
 
 def postorder_from_children(tree: Tree, children: Sequence[Sequence[int]]) -> list[int]:
-    """The post-order node sequence visiting children in the given order (iterative DFS)."""
-    order: list[int] = []
-    stack: list[tuple[int, int]] = [(tree.root, 0)]
+    """The post-order node sequence visiting children in the given order: the reverse of the
+    pre-order that visits them last to first (one stack, no recursion)."""
+    out: list[int] = []
+    append, stack = out.append, [tree.root]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        v, k = stack.pop()
-        kids = children[v]
-        if k < len(kids):
-            stack.append((v, k + 1))
-            stack.append((kids[k], 0))
-        else:
-            order.append(v)
-    return order
+        v = pop()
+        append(v)
+        extend(children[v])
+    out.reverse()
+    return out
 
 
 def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
     """Liu's rule: each node's children sorted by non-increasing P_i - f_i, and
-    the resulting subtree peaks (Liu 1986; seed 002, "Liu's best post-order")."""
-    f = tree.f
-    P = [0.0] * tree.n
-    children: list[list[int]] = [[] for _ in range(tree.n)]
-    for v in tree.bottom_up():
-        kids = tree.children[v]
-        if len(kids) > 1:
-            kids = sorted(kids, key=lambda c: f[c] - P[c])  # stable
-        children[v] = kids
-        P[v] = _combine(tree, v, kids, P)
+    the resulting subtree peaks (Liu 1986; seed 002, "Liu's best post-order"), in one bottom-up
+    pass of plain loops (the post-order formula of :func:`_combine`, inlined)."""
+    f, m, tree_children = tree.f, tree.m, tree.children
+    n = tree.n
+    P = [0.0] * n
+    key = [0.0] * n                                    # f_i - P_i: ascending is Liu's order
+    children = list(tree_children)                     # the tree's lists where not reordered
+    by_key = key.__getitem__
+    for v in reversed(tree.bfs):
+        kids = tree_children[v]
+        if not kids:
+            p = m[v] + f[v]
+        else:
+            if len(kids) > 1:
+                kids = children[v] = sorted(kids, key=by_key)   # stable
+            acc = best = 0.0
+            for c in kids:
+                t = acc + P[c]
+                if t > best:
+                    best = t
+                acc += f[c]
+            p = acc + m[v] + f[v]
+            if best > p:
+                p = best
+        P[v] = p
+        key[v] = f[v] - p
     return children, P
 
 

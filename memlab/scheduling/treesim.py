@@ -29,7 +29,7 @@ from ..errors import TreeError, check_numbers
 from .listsched import run_list
 from .treebase import Tree, check_tree
 
-__all__ = ["TreeSchedule", "simulate", "check_work", "processor_peaks"]
+__all__ = ["TreeSchedule", "simulate", "check_node_work", "processor_peaks"]
 
 
 @dataclass
@@ -54,7 +54,7 @@ class TreeSchedule:
         return sorted(range(len(self.start)), key=lambda i: (self.start[i], self.end[i], i))
 
 
-def check_work(tree: Tree, w: Sequence[float] | None) -> list[float]:
+def check_node_work(tree: Tree, w: Sequence[float] | None) -> list[float]:
     """Node durations (work) as floats, ones by default; TreeError naming the node if bad."""
     check_tree(tree, "tree")
     if w is None:
@@ -80,7 +80,7 @@ def simulate(tree: Tree, w: Sequence[float] | None, P: int, procs: Sequence[tupl
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 1:
         raise TreeError(f"alpha must be in (0, 1], got {alpha}")
     n = tree.n
-    w = check_work(tree, w)
+    w = check_node_work(tree, w)
     if int(P) != P or P < 1:
         raise TreeError(f"P must be a positive integer, got {P}")
     for i, (lo, hi) in enumerate(procs):

@@ -15,12 +15,12 @@ and :mod:`memlab.models`; nothing here decides anything.
   as a Gantt chart, bars filled with each op's storage colour;
 * :func:`access_lanes` — MXNet's view (p.25): one lane per storage, the ops
   that write (W) and read (R) it in push order;
-* :func:`tradeoff_plot` — memory against makespan for several numbers of colours;
+* :func:`colors_tradeoff_plot` — memory against makespan for several numbers of colours;
 * :func:`draw_training_graph` / :func:`training_plan_frames` — a forward
   graph top to bottom with its backward graph beside it, flowing upward, as
   on slide p.28, coloured by storage; the planner's steps as frames;
 * :func:`slide29_bars` — our p.29 bars next to the slide's values;
-* :func:`memory_curves` — p.35-36: memory against depth or steps (log-log),
+* :func:`sharing_memory_curves` — p.35-36: memory against depth or steps (log-log),
   ours as lines, the slide's read-off points as open markers.
 """
 from __future__ import annotations
@@ -37,8 +37,8 @@ from .plots import finish
 from .stepper import Frame
 
 __all__ = ["IMPLICIT", "CLASS_COLORS", "class_color", "draw_dependencies", "coloring_frames",
-           "schedule_gantt", "access_lanes", "tradeoff_plot", "draw_training_graph", "training_plan_frames",
-           "slide29_bars", "slide29_figure", "memory_curves", "runtime_total_curves",
+           "schedule_gantt", "access_lanes", "colors_tradeoff_plot", "draw_training_graph", "training_plan_frames",
+           "slide29_bars", "slide29_figure", "sharing_memory_curves", "runtime_total_curves",
            "STRATEGY_COLORS"]
 
 #: colour of implicit / control dependency edges and of the node running now
@@ -210,7 +210,7 @@ def access_lanes(accesses: Mapping[int, Sequence[tuple[Node, str]]], order: Sequ
     return fig
 
 
-def tradeoff_plot(rows: Sequence[Mapping[str, Any]], ax: Any = None, title: str | None = None,
+def colors_tradeoff_plot(rows: Sequence[Mapping[str, Any]], ax: Any = None, title: str | None = None,
                   label: str | None = None, marker: str = "o", unit_name: str = "bytes",
                   figsize: tuple[float, float] = (5.6, 3.2)) -> Any:
     """Memory (x) against makespan (y), one point per row of ``coloring.concurrency_tradeoff``,
@@ -351,7 +351,7 @@ def slide29_bars(rows: Sequence[Mapping[str, Any]], mode: str, ax: Any = None, t
     return fig
 
 
-def memory_curves(rows: Sequence[Mapping[str, Any]], slide: Mapping[int, Sequence[float]] | None = None,
+def sharing_memory_curves(rows: Sequence[Mapping[str, Any]], slide: Mapping[int, Sequence[float]] | None = None,
                   xlabel: str = "number of layers", ax: Any = None, title: str | None = None,
                   figsize: tuple[float, float] = (5.2, 3.4)) -> Any:
     """p.35-36 (a): GB against depth or steps on log-log axes, one line per strategy (rows of
@@ -416,7 +416,7 @@ def runtime_total_curves(totals: Mapping[str, Sequence[Mapping[str, Any]]],
     """p.35-36 (b), the runtime total with sharing, GB on log-log axes: one line per assumption
     (``totals``: label -> rows of :func:`memlab.models.conv_workspace.runtime_totals`), the
     feature maps alone dotted, the slide's (b) values (first entry of each ``slide`` tuple) as open
-    squares, as in :func:`memory_curves`."""
+    squares, as in :func:`sharing_memory_curves`."""
     import matplotlib.pyplot as plt
 
     if ax is None:

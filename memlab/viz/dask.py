@@ -1,4 +1,4 @@
-"""Pictures of runs on Dask (:mod:`memlab.scheduling.dask`, issue 22; seed 002, lessons 11-13).
+"""Pictures of runs on Dask (:mod:`memlab.scheduling.dask`; seed 002, lessons 11-13).
 
 Plumbing only: every number comes from :mod:`memlab.scheduling`.
 

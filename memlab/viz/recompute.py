@@ -68,7 +68,7 @@ def execution_frames(outputs: Sequence[Node], title: str) -> list[Frame]:
     return frames
 
 
-def memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlabel: str,
+def recompute_memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlabel: str,
                   title: str, total_slide: dict | None = None) -> Figure:
     """Slides p.35-36: GB against depth for none / in-place / sharing / sublinear, slide values as
     open squares (as in lesson 05), on log axes like the slides: panel (a), feature maps. With ``total_slide`` (and rows
@@ -186,7 +186,7 @@ def optimum_plot(curve: Sequence[tuple[float, int]], points: dict[str, tuple[flo
     return finish(fig, ax, title, legend=True)
 
 
-def tradeoff_plot(rows: Sequence[dict], title: str) -> Figure:
+def recompute_tradeoff_plot(rows: Sequence[dict], title: str) -> Figure:
     """Slide p.33's trade-off measured (rows of :func:`~memlab.models.every_k_curve`): feature-map
     bytes against the segment length K, the recomputed ops on a second axis, sqrt(N) marked; the
     slide's O(K) + O(N/K) as ``c·(K + N/K)`` dashed, ``c`` chosen to meet the measured curve at

@@ -11,11 +11,11 @@ def test_gradient_origin_names_the_forward_node_each_backward_node_serves():
     (gw,) = ml.gradients(y, [w])
     fwd = set(ml.topo_order(y))
     back = [n for n in ml.topo_order(gw) if n not in fwd]
-    assert all(ml.gradient_origin(n) in fwd for n in back)
-    assert all(ml.gradient_origin(n) is None for n in fwd)
+    assert all(ml.graph.gradient_origin(n) in fwd for n in back)
+    assert all(ml.graph.gradient_origin(n) is None for n in fwd)
     by_origin = {}
     for n in back:
-        by_origin.setdefault(ml.gradient_origin(n).name, []).append(n.op.name)
+        by_origin.setdefault(ml.graph.gradient_origin(n).name, []).append(n.op.name)
     assert "matmul" in by_origin["mm"]                      # dW = x^T dH: the matmult-transpose
     assert "add" in by_origin["mm"]                         # h's two contributions, summed
-    assert gw.op.name == "matmul" and ml.gradient_origin(gw).name == "mm"
+    assert gw.op.name == "matmul" and ml.graph.gradient_origin(gw).name == "mm"

@@ -136,11 +136,11 @@ def test_check_order_rejects_bad_orders():
     b = ml.exp(a, name="b")
     c = ml.exp(b, name="c")
     with pytest.raises(ml.PlanError, match="node 'c' comes before its input 'b'"):
-        ml.check_order(c, [a, c, b])
+        ml.graph.check_order(c, [a, c, b])
     with pytest.raises(ml.PlanError, match="missing node"):
-        ml.check_order(c, [a, b])
+        ml.graph.check_order(c, [a, b])
     with pytest.raises(ml.PlanError, match="twice"):
-        ml.check_order(c, [a, b, b, c])
+        ml.graph.check_order(c, [a, b, b, c])
 
 
 def test_op_without_gradient_is_reported():

@@ -73,9 +73,9 @@ CASES = {
                lambda a, b: np.concatenate([a, b], 1), None),
     "slice": ([(3, 5)], lambda a: ml.slice_axis(a, 1, 1, 4), lambda a: a[:, 1:4], None),
     "pad": ([(2, 3)], lambda a: ml.pad_axis(a, 0, 1, 2), lambda a: np.pad(a, [(1, 2), (0, 0)]), None),
-    "broadcast_to": ([(1, 3)], lambda a: ml.broadcast_to(a, (4, 3)), lambda a: np.broadcast_to(a, (4, 3)), None),
-    "sum_to": ([(4, 3)], lambda a: ml.sum_to(a, (3,)), lambda a: a.sum(0), None),
-    "flip": ([(4,)], ml.flip, lambda a: a[::-1], None),
+    "broadcast_to": ([(1, 3)], lambda a: ml.graph.broadcast_to(a, (4, 3)), lambda a: np.broadcast_to(a, (4, 3)), None),
+    "sum_to": ([(4, 3)], lambda a: ml.graph.sum_to(a, (3,)), lambda a: a.sum(0), None),
+    "flip": ([(4,)], ml.graph.flip, lambda a: a[::-1], None),
 }
 
 

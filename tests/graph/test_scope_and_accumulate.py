@@ -48,7 +48,7 @@ def test_embedding_matches_numpy_and_its_gradient_scatters(rows, n, d, seed):
     ids = rng.integers(0, rows, n).astype(np.int32)
     t, i = ml.placeholder("T", (rows, d), np.float64), ml.placeholder("ids", (n,), np.int32)
     g = ml.placeholder("g", (n, d), np.float64)
-    e = ml.embedding(t, i)
+    e = ml.graph.embedding(t, i)
     (gt,) = ml.gradients(e, [t], grad_y=g)
     up = rng.standard_normal((n, d))
     got_e, got_g = ml.Executor([e, gt]).run({t: table, i: ids, g: up})
@@ -62,22 +62,22 @@ def test_embedding_matches_numpy_and_its_gradient_scatters(rows, n, d, seed):
 def test_embedding_gradient_of_the_gradient():
     ids = ml.constant(np.array([0, 2, 2], np.int32))
     check_gradient_fn(lambda node, grad: node.op.gradient(node, grad)[:1],
-                      lambda g: ml.embedding_grad(g, ids, 3), [(3, 2)])
+                      lambda g: ml.graph.embedding_grad(g, ids, 3), [(3, 2)])
 
 
 def test_embedding_bad_input():
     t = ml.placeholder("T", (3, 2))
     with pytest.raises(ml.ShapeError, match="integer ids"):
-        ml.embedding(t, ml.placeholder("f", (4,)))
+        ml.graph.embedding(t, ml.placeholder("f", (4,)))
     i = ml.placeholder("ids", (2,), np.int32)
     with pytest.raises(ml.FeedError, match="id 5 is outside"):
-        ml.Executor(ml.embedding(t, i)).run({t: np.ones((3, 2), np.float32),
+        ml.Executor(ml.graph.embedding(t, i)).run({t: np.ones((3, 2), np.float32),
                                             i: np.array([0, 5], np.int32)})
 
 
 def test_copy_is_a_new_value_with_identity_gradient():
     x = ml.placeholder("x", (3,))
-    y = ml.copy(x)
+    y = ml.graph.copy(x)
     (gx,) = ml.gradients(ml.sum(y * y), [x])
     v = np.array([1.0, -2.0, 3.0], np.float32)
     out, g = ml.Executor([y, gx]).run({x: v})
@@ -94,7 +94,7 @@ def _shared_weight_graph(steps):
     ids = [ml.placeholder(f"i{t}", (2,), np.int32) for t in range(steps)]
     h, total = ml.placeholder("h0", (2, 3), np.float64), None
     for t in range(steps):
-        h = ml.tanh(ml.matmul(h, w) + ml.embedding(table, ids[t]) + b)
+        h = ml.tanh(ml.matmul(h, w) + ml.graph.embedding(table, ids[t]) + b)
         total = ml.sum(h) if total is None else total + ml.sum(h * h)
     return total, [w, table, b, h], ids
 
@@ -133,6 +133,6 @@ def test_priority_order_is_topological_and_follows_the_key():
     out = ys[0] + ys[1] + ys[2] + ys[3]
     key = {n: -int(n.name[1]) for n in xs + ys}
     order = ml.priority_order(out, lambda n: (n.name[:1] == "y", key.get(n, 0)))
-    ml.check_order(out, order)
+    ml.graph.check_order(out, order)
     names = [n.name for n in order if n.name[:1] in "xy"]
     assert names == ["x3", "x2", "x1", "x0", "y3", "y2", "y1", "y0"]

@@ -76,10 +76,12 @@ def test_sifting_lowers_the_peak_of_a_bad_order():
     """The local search of "best", started from the depth-first order of a training step (where
     it holds every gradient): a topological order of lower peak, counted by brute force, and no
     lower than the exact minimum."""
-    from memlab.memory.order import _Indexed, _sift
+    from memlab.memory.liveness import IndexedGraph
+    from memlab.memory.order import _sift
     outs = mlp(2, batch=64, n_in=16, hidden=16, n_out=4)["outputs"]
     dfs = ml.topo_order(outs)
-    sifted = _sift(_Indexed(dfs, outs), dfs)
+    graph = IndexedGraph(outs)
+    sifted = [graph.nodes[i] for i in _sift(graph, list(range(len(dfs))))]
     assert is_topological(sifted, outs)
     least = brute_peak(memory_order(outs, "exact"), outs)
     assert least <= brute_peak(sifted, outs) < brute_peak(dfs, outs)

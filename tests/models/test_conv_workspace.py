@@ -60,12 +60,12 @@ def test_planners_hold_the_workspace_during_its_op_only():
     m = so.resnet(50, 8)
     outs = ml.models.training_outputs(m)
     base = ml.plan_memory(outs, trace=False).total_bytes
-    assert ml.set_workspace(outs, cw.mxnet_gemm()) > 0
+    assert ml.graph.set_workspace(outs, cw.mxnet_gemm()) > 0
     biggest = max(cw.mxnet_gemm()["conv2d"](n) for n in ml.topo_order(outs)
                   if n.op.name == "conv2d")
     planned = ml.plan_memory(outs, trace=False).total_bytes
     assert base + biggest <= planned
-    ml.set_workspace(outs, {name: 0 for name in cw.CONV_OPS})
+    ml.graph.set_workspace(outs, {name: 0 for name in cw.CONV_OPS})
     assert ml.plan_memory(outs, trace=False).total_bytes == base
 
 

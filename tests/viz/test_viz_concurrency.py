@@ -83,7 +83,7 @@ def test_schedule_gantt_and_access_lanes(slide23):
 def test_tradeoff_plot_groups_equal_points(slide23):
     _, out = slide23
     rows = concurrency_tradeoff(out, colors=(1, 2, 4))
-    fig = concurrency.tradeoff_plot(rows, label="2 workers")
+    fig = concurrency.colors_tradeoff_plot(rows, label="2 workers")
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert "1" in texts and "2, 4" in texts                    # 2 and 4 colours give the same plan here
     viz.to_svg(fig)
@@ -120,7 +120,7 @@ def test_slide29_bars_and_memory_curves():
     assert len(fig.axes[0].patches) == 4
     assert "slide p.29" in _svg(fig)
     curve = ml.models.resnet_curve(layers=(20, 40), batch=2)
-    fig = concurrency.memory_curves(curve, {20: (1.0, 0.5, 0.25)}, xlabel="layers")
+    fig = concurrency.sharing_memory_curves(curve, {20: (1.0, 0.5, 0.25)}, xlabel="layers")
     labels = [l.get_label() for l in fig.axes[0].get_lines()]
     assert "memlab: sharing" in labels and "slide: in-place" in labels
     assert fig.axes[0].get_xscale() == "log"

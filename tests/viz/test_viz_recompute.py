@@ -33,7 +33,7 @@ def test_recompute_drawing_and_frames():
 
 def test_panel_b_plots_the_totals_and_the_slide():
     rows = models.resnet_curve((20, 40), batch=2, sublinear="sqrt", wrt="params")
-    fig = vr.memory_curves(rows, models.SLIDE35, models.SUBLINEAR["resnet"], "layers", "t",
+    fig = vr.recompute_memory_curves(rows, models.SLIDE35, models.SUBLINEAR["resnet"], "layers", "t",
                            total_slide={20: (1.0, 0.5), 40: (None, 0.7)})
     a, b = fig.axes
     lines = {l.get_label(): l for l in b.get_lines()}
@@ -41,7 +41,7 @@ def test_panel_b_plots_the_totals_and_the_slide():
     assert list(lines["sublinear (feature maps)"].get_ydata()) == [r["sublinear"] for r in rows]
     squares = [l for l in b.get_lines() if l.get_marker() == "s"]
     assert sorted(len(l.get_xdata()) for l in squares) == [1, 2]     # None: no square
-    assert len(plt.subplots()[0].axes) == 1 and len(vr.memory_curves(
+    assert len(plt.subplots()[0].axes) == 1 and len(vr.recompute_memory_curves(
         rows, models.SLIDE35, models.SUBLINEAR["resnet"], "layers", "t").axes) == 1
 
 
@@ -94,7 +94,7 @@ def test_optimum_plot_spreads_coinciding_dots():
 def test_tradeoff_plot_marks_sqrt_n_and_the_least_k():
     rows = [{"K": k, "n": 16, "feature maps": 1000 * (k + 16 / k), "recomputed": 16 - k}
             for k in (1, 2, 4, 8, 16)]
-    fig = vr.tradeoff_plot(rows, "t")
+    fig = vr.recompute_tradeoff_plot(rows, "t")
     labels = [l.get_label() for l in fig.axes[0].get_lines()]
     assert "K = sqrt(N) = 4.0" in labels and "least: K = 4" in labels
     slide = next(l for l in fig.axes[0].get_lines() if l.get_label().startswith("c·"))
