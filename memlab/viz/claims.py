@@ -26,32 +26,33 @@ def _truth(holds: Any, sentence: str) -> bool:
                      f"{sentence!r:.200}")
 
 
-def claim(holds: Any, sentence: str, *, display: bool = True) -> str:
+def claim(holds: Any, sentence: str, *, display: bool = True) -> str | None:
     """Show ``sentence`` (Markdown) when ``holds`` is true; raise :class:`ClaimError` naming it
     otherwise.
 
     ``holds`` is the comparison the sentence states, computed from the same values the sentence
     prints, for example ``claim(peak < naive, f"The plan's peak, {peak} B, is below {naive} B.")``.
-    Returns the sentence, so several claims can be joined into one paragraph with :func:`claims`.
+    With ``display=False`` nothing is shown and the checked sentence is returned; otherwise nothing
+    is returned, so a claim on a cell's last line shows once. Several claims that make one paragraph
+    go through :func:`claims`.
     """
     if not isinstance(sentence, str) or not sentence.strip():
         raise ClaimError(f"claim: sentence must be a non-empty string, got {sentence!r:.60}")
     if not _truth(holds, sentence):
         raise ClaimError(f"this sentence no longer holds for the numbers computed: {sentence}")
-    if display:
-        _show(sentence)
-    return sentence
+    if not display:
+        return sentence
+    _show(sentence)
+    return None
 
 
-def claims(*pairs: tuple[Any, str], joiner: str = " ") -> str:
+def claims(*pairs: tuple[Any, str], joiner: str = " ") -> None:
     """Check several ``(holds, sentence)`` pairs and show them as one paragraph; the first false
     one raises :class:`ClaimError` naming it."""
     if not pairs or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
         raise ClaimError("claims: each argument must be a pair (holds, sentence), "
                          f"got {pairs!r:.80}")
-    text = joiner.join(claim(h, s, display=False) for h, s in pairs)
-    _show(text)
-    return text
+    _show(joiner.join(claim(h, s, display=False) for h, s in pairs))
 
 
 def _show(text: str) -> None:

@@ -8,9 +8,10 @@ from memlab.viz import ClaimError, claim, claims
 
 def test_true_claim_returns_and_prints_the_sentence(capsys):
     peak, naive = 6, 9
-    s = claim(peak < naive, f"The plan's peak, {peak} slots, is below the naive {naive}.")
-    assert s == "The plan's peak, 6 slots, is below the naive 9."
-    assert "below the naive 9" in capsys.readouterr().out
+    shown = claim(peak < naive, f"The plan's peak, {peak} slots, is below the naive {naive}.")
+    assert shown is None    # a claim on a cell's last line is shown once, not echoed again
+    assert capsys.readouterr().out == "The plan's peak, 6 slots, is below the naive 9.\n"
+    assert claim(True, "kept", display=False) == "kept" and capsys.readouterr().out == ""
 
 
 def test_false_claim_raises_naming_the_sentence():
@@ -38,8 +39,8 @@ def test_an_empty_sentence_is_refused():
 
 
 def test_claims_join_and_the_first_false_one_names_itself(capsys):
-    text = claims((1 < 2, "One is below two."), (3 > 2, "Three is above two."))
-    assert text == "One is below two. Three is above two."
+    assert claims((1 < 2, "One is below two."), (3 > 2, "Three is above two.")) is None
+    assert capsys.readouterr().out == "One is below two. Three is above two.\n"
     with pytest.raises(ClaimError, match="Four is below two"):
         claims((1 < 2, "One is below two."), (4 < 2, "Four is below two."))
     with pytest.raises(ClaimError, match="pair"):
