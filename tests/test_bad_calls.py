@@ -249,6 +249,10 @@ BAD_CALLS = {
     "recompute_graph without backward": (
         lambda: ml.checkpoint.recompute_graph([_step()[0]], []), ml.PlanError,
         ("recompute_graph", "no backward pass", "[loss, *gradients]")),
+    "drop_cheap ops a string": (lambda: ml.checkpoint.drop_cheap(_step()[1], ops="relu"),
+                                ml.PlanError, ("drop_cheap: ops", "a non-empty list", "'relu'")),
+    "drop_cheap ops not names": (lambda: ml.checkpoint.drop_cheap(_step()[1], ops=[1]),
+                                 ml.PlanError, ("drop_cheap: ops", "op names", "[1]")),
     "recompute_graph mask": (lambda: ml.checkpoint.recompute_graph(_step()[1], [], mask="fused"),
                              ml.PlanError, ("recompute_graph: mask", "'seed', 'replay'", "fused")),
     "check_gradient_fn None": (

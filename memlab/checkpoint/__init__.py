@@ -20,7 +20,7 @@ from .hetero import HeteroChain, HeteroSchedule, hetero_chain, optimal_hetero
 from .levels import LevelSchedule, multilevel_optimal, time_against_memory, disk_curves
 from .realchain import ChainModel, mlp_chain, run_schedule
 from .rewrite import recompute_graph, recomputed_nodes, forward_nodes as forward_nodes_of
-from .segments import every_k, sqrt_checkpoints, memonger, recursive_checkpoints
+from .segments import every_k, sqrt_checkpoints, memonger, recursive_checkpoints, drop_cheap
 from .remat_milp import RematResult, optimal_rematerialization, optimum_curve
 from . import parallel, zero
 from .zero import MixedPrecisionAdam, ZeroAdam
@@ -33,5 +33,5 @@ __all__ = ["Action", "Forward", "Backward", "Free", "Schedule", "Simulation", "s
            "LevelSchedule", "multilevel_optimal", "time_against_memory", "disk_curves",
            "ChainModel", "mlp_chain",
            "run_schedule", "recompute_graph", "recomputed_nodes", "forward_nodes_of", "every_k", "sqrt_checkpoints",
-           "memonger", "recursive_checkpoints", "RematResult", "optimal_rematerialization", "optimum_curve",
+           "memonger", "recursive_checkpoints", "drop_cheap", "RematResult", "optimal_rematerialization", "optimum_curve",
            "rounded_rematerialization", "parallel", "zero", "MixedPrecisionAdam", "ZeroAdam"]

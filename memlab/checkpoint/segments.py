@@ -14,12 +14,15 @@ LSTM's state between steps; on a chain, each value).
   when the bytes since the last kept one exceed a threshold, try thresholds around
   ``sqrt(total bytes x largest value)`` and thresholds cutting about sqrt(N) segments of equal
   bytes, and keep the best plan by planned bytes;
-* :func:`recursive_checkpoints` nests every-k levels (p.34).
+* :func:`recursive_checkpoints` nests every-k levels (p.34);
+* :func:`drop_cheap` keeps every forward value but the outputs of cheap ops (batch norm and ReLU
+  by default): p.35 (a)'s line "drop bn, relu", Chen et al.'s memory-sharing plan that recomputes
+  those outputs in the backward pass, a constant saving rather than a sublinear one.
 
 The forward nodes are walked in the order the step runs in, the memory-aware
 :func:`~memlab.memory.order.memory_order` of the planners (seed 002 part 1), and planned bytes are
 those of the offset planner in that order. On full training steps (every weight gradient too)
-this is what makes checkpointing pay: under the depth-first order it saves nothing (lesson 06).
+this is what makes checkpointing pay: in the depth-first order it saves nothing (lesson 06).
 
 Each returns the set of nodes to keep; :func:`~memlab.checkpoint.rewrite.recompute_graph` builds the
 graph that recomputes the others.
@@ -29,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..errors import BudgetError, PlanError, check_int, check_number
+from ..errors import BudgetError, PlanError, check_int, check_list, check_number
 from ..graph import Node, as_list
 from ..memory import memory_order, plan_offsets
 from .rewrite import forward_nodes, recompute_graph, recomputed_nodes, training_outputs
@@ -162,3 +165,19 @@ def recursive_checkpoints(outputs: Sequence[Node], levels: int = 2) -> list[set[
         out.append(ks)
         taken |= ks
     return out
+
+
+#: the ops whose outputs :func:`drop_cheap` drops by default: p.35 (a)'s "drop bn, relu"
+CHEAP_OPS = ("batchnorm", "relu")
+
+
+def drop_cheap(outputs: Sequence[Node], ops: Sequence[str] = CHEAP_OPS) -> set[Node]:
+    """Keep every forward value except the outputs of the ops named in ``ops`` (p.35 (a), "drop
+    bn, relu"): a batch norm or a ReLU costs little next to a convolution, so the backward pass
+    recomputes it from the kept value it reads instead of holding its output. Memory stays linear
+    in depth; the constant falls by what those outputs held."""
+    outputs = training_outputs(outputs, "drop_cheap")
+    ops = check_list(ops, "drop_cheap: ops (op names, e.g. 'batchnorm')", PlanError, nonempty=True)
+    if not all(isinstance(o, str) for o in ops):
+        raise PlanError(f"drop_cheap: ops must be op names (strings), got {ops!r:.80}")
+    return {n for n in _candidates(outputs) if n.op.name not in set(ops)}

@@ -22,7 +22,7 @@ from .studies import (GB, SLIDE29, SLIDE35, SLIDE36, STRATEGIES, SUBLINEAR, CHEN
                       compare_strategies, slide29_table, slide29_onnx_table, SLIDE29_ONNX, resnet_curve, lstm_curve, overhead,
                       layer_sizes, layer_inputs, every_k_curve, CHECKPOINTS, CHEN_FIGURES, training_steps, feature_map_bytes,
                       checkpoint_table, runtime_memory, runnable_step, overhead_curve,
-                      SLIDE35_TOTAL, SLIDE36_TOTAL, SLIDE37)
+                      SLIDE35_TOTAL, SLIDE36_TOTAL, SLIDE37, SLIDE35_DROP)
 
 __all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "conv_workspace", "pytorch_saves", "densenet",
            "pleiss_variants", "zoo", "shape_only", "studies", "encoder_decoder", "opennmt", "Seq2Seq", "seq2seq",
@@ -34,5 +34,5 @@ __all__ = ["from_onnx", "onnx_zoo", "load_onnx", "densenets", "conv_workspace", 
            "SLIDE35", "SLIDE36", "STRATEGIES", "compare_strategies", "slide29_table", "slide29_onnx_table", "SLIDE29_ONNX",
            "resnet_curve", "lstm_curve", "SUBLINEAR", "CHEN_RESNET_1000", "CHEN_LSTM", "overhead",
            "layer_sizes", "layer_inputs", "every_k_curve", "CHECKPOINTS", "CHEN_FIGURES", "training_steps", "feature_map_bytes", "checkpoint_table",
-           "runtime_memory", "runnable_step", "overhead_curve", "SLIDE35_TOTAL", "SLIDE36_TOTAL",
+           "runtime_memory", "runnable_step", "overhead_curve", "SLIDE35_TOTAL", "SLIDE36_TOTAL", "SLIDE35_DROP",
            "SLIDE37"]

@@ -36,8 +36,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from ..checkpoint import every_k, forward_nodes_of as forward_nodes, memonger, recompute_graph, \
-    recomputed_nodes, recursive_checkpoints, sqrt_checkpoints
+from ..checkpoint import drop_cheap as drop_cheap_ops, every_k, forward_nodes_of as forward_nodes, \
+    memonger, recompute_graph, recomputed_nodes, recursive_checkpoints, sqrt_checkpoints
 from ..errors import PlanError, check_choice, check_int, check_list
 from ..execute import Executor
 from ..graph import PLACEHOLDER, Node, set_workspace, topo_order, workspace_of
@@ -55,6 +55,8 @@ SLIDE29 = {"forward": {"alexnet": (0.35, 0.2, 0.15, 0.12), "googlenet": (2.2, 1.
                         "vgg": (7.9, 6.1, 5.45, 4.7)}}
 #: Slide p.35 (ResNet, GB, read off the log plot): layers -> (none, in-place, sharing).
 SLIDE35 = {100: (16.0, 9.5, 5.5), 1000: (150.0, 85.0, 45.0)}
+#: Slide p.35 (a)'s fifth line, "drop bn, relu" (GB, read off the log plot): layers -> GB.
+SLIDE35_DROP = {100: 4.5, 1000: 34.0}
 #: Slide p.36 (LSTM, GB, read off the log plot): steps -> (none, in-place, sharing).
 SLIDE36 = {40: (10.0, 2.2, 0.85), 1600: (300.0, 64.0, 24.0)}
 #: Slides p.35-36 (b), runtime total memory (GB, read off the log plots): layers or steps ->
@@ -123,7 +125,8 @@ CHEN_RESNET_1000 = {"baseline GB": 48.0, "sublinear GB": 7.0, "extra time": 0.30
 
 def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dict,
            sublinear: str | None = None, addto: bool | str = False, wrt: str = "data",
-           workspace: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+           workspace: Mapping[str, Any] | None = None, drop_cheap: bool = False
+           ) -> list[dict[str, Any]]:
     rows = []
     for x in xs:
         model = build(x)
@@ -139,6 +142,9 @@ def _curve(build: Callable[[int], dict[str, Any]], xs: Sequence[int], slide: dic
             keep = memonger(outs) if sublinear == "memonger" else sqrt_checkpoints(outs)
             rewritten = recompute_graph(outs, keep)
             r["sublinear"] = (plan_memory(rewritten, trace=False).total_bytes - held) / GB
+        if drop_cheap:  # p.35 (a)'s "drop bn, relu": sharing, cheap outputs recomputed
+            rewritten = recompute_graph(outs, drop_cheap_ops(outs))
+            r["drop cheap"] = (plan_memory(rewritten, trace=False).total_bytes - held) / GB
         if wrt == "params":  # p.35-36 (b): the runtime total, as the slides separate it
             r.update(runtime_memory(model, held, outs))
             for name in ("sharing", "sublinear"):
@@ -168,16 +174,20 @@ def runtime_memory(model: dict[str, Any], gradient_bytes: int,
 
 def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int = 32,
                  sublinear: str | None = None, addto: bool | str = False, wrt: str = "data",
-                 workspace: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+                 workspace: Mapping[str, Any] | None = None, drop_cheap: bool = False
+                 ) -> list[dict[str, Any]]:
     """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing
-    (and, with ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top of sharing: p.35's
-    fourth line). ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`).
+    (with ``drop_cheap=True``, ``"drop cheap"``: sharing with the batch-norm and ReLU outputs
+    recomputed, :func:`~memlab.checkpoint.segments.drop_cheap`, p.35's "drop bn, relu"; with
+    ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top of sharing: p.35's
+    "sublinear plan"). ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`).
     ``wrt="params"``: full training steps; the columns are then feature maps (the weight gradients,
     held to the end, left out), and :func:`runtime_memory`'s columns and ``"sharing total"`` /
     ``"sublinear total"`` give panel (b), the runtime total. ``workspace``: a table of op names to
     workspace bytes (:func:`~memlab.graph.set_workspace`; e.g. ``{"conv2d": ...}``), counted by
     the planners during each op's step; default none."""
-    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear, addto, wrt, workspace)
+    return _curve(lambda d: resnet(d, batch), layers, SLIDE35, sublinear, addto, wrt, workspace,
+                  drop_cheap)
 
 
 def lstm_curve(steps: Sequence[int] = (40, 100, 200, 400, 800, 1600), batch: int = 1024,

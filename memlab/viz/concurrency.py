@@ -300,9 +300,13 @@ def training_plan_frames(plan: Any, forward: Node | Iterable[Node], labels: Mapp
     frames = [Frame(draw_training_graph(outs, forward, {}, done=[], labels=labels, size=size),
                     "before planning: no op has a tag")]
     steps = plan.require_trace("training_plan_frames")
-    # the planner's notes name other nodes: automatic names read as the lesson's labels or ops
+    # the planner's notes name other nodes: read them as the lesson's labels (automatic names
+    # without a label as their ops), so a caption names a node as the drawing does
     shown = {n.name: labels.get(n) or node_text(n) for n in topo_order(outs)
-            if n.name == f"{n.op.name}_{n.id}"}
+             if n in labels or n.name == f"{n.op.name}_{n.id}"}
+    named = re.compile(r"(?<![\w\[\].])(" + "|".join(
+        re.escape(k) for k in sorted(shown, key=len, reverse=True)) + r")(?![\w\[])") \
+        if shown else None
     storage: dict[Node, int] = {}
     done: list[Node] = []
     for k, s in enumerate(steps):
@@ -314,8 +318,8 @@ def training_plan_frames(plan: Any, forward: Node | Iterable[Node], labels: Mapp
         who = labels.get(s.node) or (s.node.op.name if auto else f"{s.node.name} ({s.node.op.name})")
         cap = f"step {k + 1}/{len(steps)}: {who} gets {what}"
         if s.note and s.action != "reuse":
-            cap += " (" + re.sub(r"\b\w+_\d+\b", lambda m: shown.get(m.group(0), m.group(0)),
-                                 s.note) + ")"
+            note = named.sub(lambda m: shown[m.group(0)], s.note) if named else s.note
+            cap += " (" + note + ")"
         frames.append(Frame(draw_training_graph(outs, forward, dict(storage), running=s.node, done=list(done),
                                                 labels=labels, size=size), cap))
     return frames

@@ -69,17 +69,19 @@ def execution_frames(outputs: Sequence[Node], title: str) -> list[Frame]:
 
 
 def recompute_memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: dict, xlabel: str,
-                  title: str, total_slide: dict | None = None) -> Figure:
-    """Slides p.35-36: GB against depth for none / in-place / sharing / sublinear, slide values as
+                  title: str, total_slide: dict | None = None,
+                  drop_slide: dict | None = None) -> Figure:
+    """Slides p.35-36: GB against depth for none / in-place / sharing / sublinear (and "drop bn,
+    relu" where the rows have ``"drop cheap"``, its slide values ``drop_slide``), slide values as
     open squares (as in lesson 05), on log axes like the slides: panel (a), feature maps. With ``total_slide`` (and rows
     of a full training step, :func:`~memlab.models.resnet_curve` with ``wrt="params"``), panel (b)
     beside it: the runtime total, sharing and sublinear, with the feature maps dotted."""
     if total_slide is None:
         fig, ax = plt.subplots(figsize=(6.0, 3.2))
-        _feature_maps(ax, rows, slide, sublinear_slide, xlabel)
+        _feature_maps(ax, rows, slide, sublinear_slide, xlabel, drop_slide)
         return finish(fig, ax, title, legend=True)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.0, 3.4))
-    _feature_maps(ax, rows, slide, sublinear_slide, xlabel)
+    _feature_maps(ax, rows, slide, sublinear_slide, xlabel, drop_slide)
     ax.set_title("(a) feature maps", fontsize=10)
     ax.legend(fontsize=7)
     xs = [r["x"] for r in rows]
@@ -102,11 +104,16 @@ def recompute_memory_curves(rows: Sequence[dict], slide: dict, sublinear_slide: 
 
 
 def _feature_maps(ax: Axes, rows: Sequence[dict], slide: dict, sublinear_slide: dict,
-                  xlabel: str) -> None:
+                  xlabel: str, drop_slide: dict | None = None) -> None:
     xs = [r["x"] for r in rows]
     for k, key in enumerate(("none", "inplace", "sharing", "sublinear")):
         if key in rows[0]:
             ax.plot(xs, [r[key] for r in rows], "o-", color=color(k), label=key)
+    if "drop cheap" in rows[0]:
+        ax.plot(xs, [r["drop cheap"] for r in rows], "D-", color=color(4), label="drop bn, relu")
+        pts = sorted((drop_slide or {}).items())
+        ax.plot([p for p, _ in pts], [q for _, q in pts], SLIDE_MARK, mfc="none", mew=1.5,
+                color=color(4), ms=8)
     for k, key in enumerate(("none", "inplace", "sharing")):
         pts = [(x, v[k]) for x, v in slide.items()]
         ax.plot([p for p, _ in pts], [q for _, q in pts], SLIDE_MARK, mfc="none", mew=1.5,

@@ -147,8 +147,10 @@ GAP_REASONS = {
     "ResNet in-place / none": "same mechanism (in-place elementwise ops, add-to gradient sums); "
                               "the ratio depends less on which values each op keeps",
     "ResNet sharing / none": "as above",
-    "LSTM none GB": "the slide does not give its LSTM's configuration; we use Chen et al. "
-                    "2016's (4 layers x 1024, batch 64), not a size chosen to match",
+    "LSTM none GB": "the slide does not give its LSTM's configuration; ours is Chen et al. "
+                    "2016's LSTM experiment (4 layers x 1024, batch 64), counted value by value, "
+                    "not a size chosen to match: the count under this table shows the slide's "
+                    "bar holds about five times as many values per step",
     "LSTM in-place / none": "our backward has one node per input gradient, each writing its own "
                             "buffer; MXNet's backward ops have several outputs and may overwrite "
                             "their incoming gradient. Our cell also runs one fc per gate and input "

@@ -166,3 +166,29 @@ def test_runtime_total_is_feature_maps_plus_weights_gradients_and_inputs():
         assert row[f"{name} total"] == pytest.approx(
             row[name] + row["weights"] + row["gradients"] + row["inputs"])
     assert row["sublinear"] < row["sharing"]
+
+
+def test_drop_cheap_keeps_all_but_batch_norm_and_relu_and_recomputes_only_those():
+    """p.35 (a)'s "drop bn, relu": the kept set, counted from the graph itself, is every computed
+    forward value but the loss and the batch-norm and ReLU outputs; the rewrite recomputes copies
+    of those ops only, and with sharing the plan holds fewer bytes than sharing alone."""
+    outs = training_outputs(resnet(50, 4, image=32), wrt="data", addto="all")
+    forward = [n for n in ml.topo_order(outs[0]) if n.op.computes and n is not outs[0]]
+    keep = ck.drop_cheap(outs)
+    assert keep == {n for n in forward if n.op.name not in ("batchnorm", "relu")}
+    new = ck.recompute_graph(outs, keep)
+    copies = ck.recomputed_nodes(new)
+    assert copies and {c.attrs["of"].op.name for c in copies} == {"batchnorm", "relu"}
+    assert ml.plan_memory(new).total_bytes < ml.plan_memory(outs).total_bytes
+    rows = ml.models.resnet_curve((50,), batch=4, addto="all", drop_cheap=True)
+    r = rows[0]
+    assert r["drop cheap"] < r["sharing"] < r["inplace"] < r["none"]
+
+
+def test_drop_cheap_gives_the_same_gradients_bit_for_bit():
+    m = conv_resnet(blocks=4, batch=2, length=16)
+    outs, feed = training_outputs(m), m["make_feed"](3)
+    new = ck.recompute_graph(outs, ck.drop_cheap(outs, ops=("relu",)))
+    assert len(ck.recomputed_nodes(new)) == 4            # one relu a block
+    want, got = ml.Executor(outs).run(feed), ml.Executor(new).run(feed)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))

@@ -40,7 +40,7 @@ def test_lesson05_panel_b_crosses_12_gb_between_200_and_400_layers():
     assert tot[0]["workspace"] == tot[1]["workspace"] > 0
 
 
-def test_lesson05_match_range_fragmentation():
+def test_lesson06_match_range_fragmentation():
     step = models.training_outputs(models.mlp(depth=36, batch=256, n_in=16, hidden=16, n_out=4))
     sq = ck.recompute_graph(step, ck.sqrt_checkpoints(step))
     best, exact = ml.plan_memory(step).total_bytes, ml.plan_memory(step, match="exact").total_bytes
@@ -61,6 +61,33 @@ def test_lesson06_tradeoff_least_near_sqrt_n_and_k2_saves_nothing():
     least = min(fm, key=fm.get)
     assert math.sqrt(rows[0]["n"]) / 2 <= least <= 2 * math.sqrt(rows[0]["n"])
     assert fm[least] < fm[128] and fm[least] < fm[4]
+
+
+def test_lesson06_least_memonger_budget_is_its_least_plan():
+    """The least budget memonger can meet, found by brute force over the kept sets it returns
+    for every budget between its least plan and store all, is the planned bytes of its own
+    choice; a budget one byte below raises, and a larger budget never recomputes more."""
+    o = models.training_outputs(models.mlp(depth=8, batch=16, n_in=8, hidden=8, n_out=4))
+    planned = lambda keep: ml.plan_offsets(ck.recompute_graph(o, keep)).total_bytes  # noqa: E731
+    least = planned(ck.memonger(o))
+    with pytest.raises(ml.BudgetError):
+        ck.memonger(o, budget=least - 1)
+    store = ml.plan_offsets(o).total_bytes
+    recs = []
+    for budget in range(least, store + 1, max(1, (store - least) // 16)):
+        keep = ck.memonger(o, budget=budget)
+        assert planned(keep) <= budget
+        recs.append(len(ck.recomputed_nodes(ck.recompute_graph(o, keep))))
+    assert recs == sorted(recs, reverse=True) and recs[0] > 0
+
+
+def test_lesson06_drop_bn_relu_between_sharing_and_sublinear():
+    rows = models.resnet_curve((100, 200), batch=4, sublinear="memonger", addto="all",
+                               drop_cheap=True)
+    for r in rows:
+        assert r["sharing"] > r["drop cheap"] > r["sublinear"]
+    growth = {k: rows[1][k] / rows[0][k] for k in ("sharing", "drop cheap", "sublinear")}
+    assert growth["drop cheap"] > growth["sublinear"]
 
 
 def test_lesson06_every_2_recomputes_one_op_and_keeps_the_peak():

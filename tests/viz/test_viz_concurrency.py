@@ -113,6 +113,19 @@ def test_training_graph_puts_backward_beside_forward():
     assert len(seen) == len(frames)
 
 
+def test_training_plan_captions_name_nodes_by_their_labels():
+    """A step's note names the node it writes over as the drawing labels it: the ones the
+    backward pass starts from, labelled out_grad, never by the name autodiff gave it."""
+    m = ml.models.mlp2(batch=4, n_in=8, hidden=6, n_out=3)
+    plan = ml.plan_memory(m["outputs"], trace=True)
+    ones = next(n for n in ml.topo_order(m["outputs"]) if n.op.name == "full")
+    frames = concurrency.training_plan_frames(plan, m["loss"], labels={ones: "out_grad"})
+    on_ones = [f.caption for s, f in zip(plan.steps, frames[1:])
+               if s.action == "inplace" and s.source is ones]
+    assert on_ones and all("in-place on out_grad" in c for c in on_ones)
+    assert ones.name != "out_grad" and not any(ones.name in f.caption for f in frames)
+
+
 def test_slide29_bars_and_memory_curves():
     rows = [{"model": "m", "mode": "forward", "naive": 4.0, "inplace": 3.0, "co-share": 2.0, "both": 1.0,
              "slide": {"naive": 3.5, "inplace": 2.5, "co-share": 1.5, "both": 1.2}}]
