@@ -1,8 +1,11 @@
-"""The kernel side of the judge: serve the grader's calls of the student's answers.
+"""The kernel side of grading: the one module the grader loads into the student's kernel.
 
-After the student's cells ran, the grader runs ``serve(port, token)`` in the student's kernel: it
-connects to the grader on ``127.0.0.1:port`` (presenting *token*) and answers requests until told
-to stop.  A request names an answer (a name in the notebook's namespace, or a method of an object
+Two entry points.  :func:`start` runs before the first student cell: it lowers the kernel's resource
+limits, makes ``exit()`` and ``quit()`` harmless, refuses the exercise's ``forbid`` list while the
+student's cells run, and records what it will report as tampering.  After the student's cells ran,
+the grader runs :func:`serve` in the kernel: it connects to the grader's Unix socket (in a
+directory only this grade's user can enter; the grader checks the peer's uid), presents the grade's
+token, reports what was tampered with as plain data, and answers requests until told to stop.  A request names an answer (a name in the notebook's namespace, or a method of an object
 an earlier call returned), its arguments as plain data (:mod:`.codec`; graphs as node records,
 rebuilt with memlab's constructors by :func:`memlab.graph.plain.from_plain`) and the library
 functions refused during the call (:func:`memlab.testing.forbid`).  The reply is the result as
@@ -22,11 +25,7 @@ import sys
 import traceback
 from typing import Any
 
-try:
-    from .codec import CodecError, decode, encode, to_wire
-except ImportError:          # loaded as a file in the student's kernel (see calls.serve_code)
-    _c = sys.modules["_memlab_codec"]
-    CodecError, decode, encode, to_wire = _c.CodecError, _c.decode, _c.encode, _c.to_wire
+from .codec import CodecError, decode, encode, to_wire
 
 MAX_FRAME = 64 << 20
 TRACE_LINES = 4
@@ -349,17 +348,77 @@ class Server:
         return encode({"failed": f"{what} ({msg})"}).encode("utf-8")
 
 
-def serve(port: int, token: str, namespace: dict | None = None) -> None:
-    """Connect to the grader and answer its requests until it says ``bye`` or goes away."""
+class _Kernel:
+    """What :func:`start` set up in this kernel: the answer-time refusals and the baseline of what is
+    reported as tampering."""
+    answer_forbid = None           # memlab.testing.forbid's context while the student's cells run
+    baseline: dict = {}
+
+
+def _watched() -> dict:
+    """The code of the functions grading relies on in this kernel (reported when replaced)."""
+    import memlab.testing as t
+    out = {}
+    for owner, names in ((t, ("check", "forbid", "record_checks", "cuda_probe", "_refusing_code",
+                              "_functions", "_resolve")), (sys.modules[__name__], ("serve", "start")), (Server, ("handle", "_arm", "_enter"))):
+        for n in names:
+            f = getattr(owner, n, None)
+            f = getattr(f, "__wrapped__", f)
+            out[f"{getattr(owner, '__qualname__', owner.__name__)}.{n}"] = (id(f), getattr(f, "__code__", None))
+    return out
+
+
+def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
+    """Set the kernel up before any student cell (see the module docstring)."""
+    import builtins
+    import resource
+    for name, value in (rlimits or {}).items():
+        which = getattr(resource, name)
+        hard = resource.getrlimit(which)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (value, value))
+    shell = getattr(builtins, "get_ipython", lambda: None)()
+    if shell is not None:
+        # exit() and quit() would stop the kernel a moment after the cell (ipykernel's ask_exit):
+        # while grading they only say they were ignored, so the other answers are still graded.
+        shell.ask_exit = _ignore_exit
+    _Kernel.baseline = _watched()
+    if forbid:
+        from memlab.testing import forbid as refuse
+        _Kernel.answer_forbid = refuse(*forbid)
+        _Kernel.answer_forbid.__enter__()
+
+
+def _ignore_exit() -> None:
+    print("memlab grader: exit() and quit() are ignored while grading; the kernel keeps running",
+          file=sys.stderr)
+
+
+def tampering() -> list[str]:
+    """What was replaced since :func:`start` among the functions grading relies on here: plain data
+    for the judge's policy (:mod:`memlab.grading.policy`), which this process cannot be trusted on."""
+    try:
+        now = _watched()
+        return sorted(k for k, v in _Kernel.baseline.items() if now.get(k) != v)[:20]
+    except Exception as e:  # noqa: BLE001  (a broken memlab.testing is itself tampering)
+        return [f"memlab.testing ({type(e).__name__})"]
+
+
+def serve(path: str, token: str, namespace: dict | None = None) -> None:
+    """Connect to the grader at the Unix socket *path* and answer its requests until it says
+    ``bye`` or goes away."""
     if namespace is None:
         namespace = vars(sys.modules["__main__"])
-    sock = socket.create_connection(("127.0.0.1", int(port)), timeout=30)
+    ctx, _Kernel.answer_forbid = _Kernel.answer_forbid, None
+    if ctx is not None:
+        ctx.__exit__(None, None, None)       # each call refuses what it names
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30)
+    sock.connect(path)
     sock.settimeout(None)
     sock.sendall(token.encode("ascii") + b"\n")
+    send_frame(sock, encode({"tampered": tampering()}).encode("utf-8"))
     server = Server(namespace)
-    guard = [c for c in object.__subclasses__() if c.__name__ == "_MemlabGuard"]
-    if guard:
-        guard[0].disarm()            # each call arms the refusals it names
     out, err = sys.stdout, sys.stderr
     sink = io.StringIO()
     sys.stdout = sys.stderr = sink   # what answers print while they are graded goes nowhere
@@ -381,6 +440,3 @@ def serve(port: int, token: str, namespace: dict | None = None) -> None:
         sys.stdout, sys.stderr = out, err
         server._disarm()
         sock.close()
-        if guard:
-            guard[0].arm()
-

@@ -36,6 +36,17 @@ _MARKER = re.compile(r"^(?P<indent>\s*)#+\s*(?P<what>BEGIN|END)\s+(?P<kind>SOLUT
 _JUDGE_TEST = re.compile(r"^\s*def\s+test_\w*\s*\(\s*answers\b")
 _ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
+#: What a tests cell's hidden part must look like (shown when it does not).
+JUDGE_FORM = """\
+    ### BEGIN HIDDEN TESTS
+    from memlab.testing import check
+
+    def test_q1(answers):                   # runs in the judge, never in the student's kernel
+        with check(points=1, name="a small case"):
+            got = answers.my_function(3)    # calls the student's my_function in their kernel
+            assert got == 6, f"my_function(3) gave {got!r}"
+    ### END HIDDEN TESTS"""
+
 DEFAULT_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -187,12 +198,27 @@ class TestCell:
     def name(self) -> str:
         return f"{self.question}: {self.title}" if self.title else self.id
 
-    @property
-    def judged(self) -> bool:
-        """Its hidden tests are judge code (``def test_...(answers):`` functions), run by the judge
-        in a process of its own; otherwise they run in the kernel (see docs/grading.md)."""
-        lines = self.source.split("\n")
-        return any(i in self.hidden and _JUDGE_TEST.match(line) for i, line in enumerate(lines, 1))
+
+def check_judge_code(test: TestCell, where: str) -> None:
+    """Refuse a solution's tests cell whose points no judge code decides: only the judge decides a
+    grade, so the hidden part must define ``def test_...(answers):`` functions (and compile)."""
+    lines = test.source.split("\n")
+    if not test.hidden:
+        if test.points:
+            raise GradingError(f"{where}: a tests cell worth points needs hidden tests, the judge code "
+                               f"that decides them; the visible part only lets students check "
+                               f"their work. Write it like this:\n{JUDGE_FORM}")
+        return
+    if not any(i in test.hidden and _JUDGE_TEST.match(line) for i, line in enumerate(lines, 1)):
+        raise GradingError(f"{where}: the hidden tests are not judge code: they must define "
+                           f"'def test_...(answers):' functions, which the judge runs and which reach "
+                           f"the student's answers only through 'answers'. Write them like "
+                           f"this:\n{JUDGE_FORM}")
+    try:
+        compile(judge_code(test.source), where, "exec")
+    except SyntaxError as e:
+        raise GradingError(f"{where}: the hidden tests (judge code) do not compile: line "
+                           f"{e.lineno} of the hidden part: {e.msg}") from None
 
 
 @dataclass
@@ -303,12 +329,8 @@ def parse_solution(nb, path: os.PathLike | str | None = None, exercise: bool = F
                 raise GradingError(f"{cw}: 'title' must be a string, not {title!r}")
             tests.append(TestCell(cid, q, pts, title, i, src, hidden_lines(src, cw),
                                   hidden_removed=bool(meta.get("hidden"))))
-            if tests[-1].judged:
-                try:
-                    compile(judge_code(src), cw, "exec")
-                except SyntaxError as e:
-                    raise GradingError(f"{cw}: the hidden tests (judge code) do not compile: line "
-                                       f"{e.lineno} of the hidden part: {e.msg}") from None
+            if not exercise:
+                check_judge_code(tests[-1], cw)
         else:
             raise GradingError(f"{cw}: memlab cell 'kind' must be '{ANSWER}' or '{TESTS}', not {kind!r}")
     if not answers and not tests:
