@@ -33,12 +33,13 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from .callserver import MAX_FRAME
+from .codec import MAX_BYTES, CodecError, decode
 from .kernel import Kernel, Watchdog
 from .notebook import TestCell, judge_code
 
 GRACE = 3.0                 # seconds a kernel gets to stop after an interrupt
 CONNECT_TIMEOUT = 20.0      # seconds the call server has to connect and present the token
+MAX_FRAME = MAX_BYTES + 8   # a message and its sequence number
 #: Starts the judge with the grader's own memlab, whatever the current directory holds.
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from memlab.grading.judge import main; main()"
 
@@ -241,7 +242,6 @@ class KernelChannel:
 
     def _hello(self, end: float) -> str:
         """The call server's first frame: what it saw tampered with (plain data, see .policy)."""
-        from .codec import CodecError, decode
         while time.monotonic() < end:
             got = self.reader.read(0.25)
             if got is not None:

@@ -25,9 +25,11 @@ import sys
 import traceback
 from typing import Any
 
-from .codec import CodecError, decode, encode, to_wire
+from memlab.testing import cuda_probe as _cuda_probe, forbid as _forbid
 
-MAX_FRAME = 64 << 20
+from .codec import MAX_BYTES, CodecError, decode, encode, to_wire
+
+MAX_FRAME = MAX_BYTES + 8
 TRACE_LINES = 4
 
 
@@ -270,8 +272,7 @@ class Server:
             sys.meta_path.insert(0, self.hook)
 
     def _enter(self, targets: tuple) -> None:
-        from memlab.testing import forbid
-        ctx = forbid(*targets)
+        ctx = _forbid(*targets)
         ctx.__enter__()
         self.ctxs.append(ctx)
 
@@ -314,8 +315,7 @@ class Server:
             if op == "getattr":
                 result = getattr(self.handles[req["handle"]], req["name"])
             elif req.get("probe") == "cuda":          # counted here, in the student's process
-                from memlab.testing import cuda_probe
-                with cuda_probe() as probe:
+                with _cuda_probe() as probe:
                     result = fn(*args, **kwargs)
                 result = (result, {"launches": dict(probe["launches"]),
                                    "shared_reads": int(probe["shared_reads"])})
@@ -360,7 +360,7 @@ def _watched() -> dict:
     import memlab.testing as t
     out = {}
     for owner, names in ((t, ("check", "forbid", "record_checks", "cuda_probe", "_refusing_code",
-                              "_functions", "_resolve")), (sys.modules[__name__], ("serve", "start")), (Server, ("handle", "_arm", "_enter"))):
+                              "_functions", "_resolve")), (sys.modules[__name__], ("serve", "start", "_forbid", "_cuda_probe")), (Server, ("handle", "_arm", "_enter"))):
         for n in names:
             f = getattr(owner, n, None)
             f = getattr(f, "__wrapped__", f)
@@ -384,8 +384,7 @@ def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
         shell.ask_exit = _ignore_exit
     _Kernel.baseline = _watched()
     if forbid:
-        from memlab.testing import forbid as refuse
-        _Kernel.answer_forbid = refuse(*forbid)
+        _Kernel.answer_forbid = _forbid(*forbid)
         _Kernel.answer_forbid.__enter__()
 
 

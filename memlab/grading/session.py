@@ -64,6 +64,18 @@ class Limits:
     judge_memory: int | None = 4 << 30
 
 
+#: How the judge's feedback begins when a call gave no result (the grader's own words).
+_NO_RESULT = {"a hidden test failed: your answer did not finish within the time limit": "timeout",
+              "a hidden test failed: your kernel died": "kernel died"}
+
+
+def _status(error: str, hidden: bool) -> str:
+    """A failed tests cell's status, from the judge's feedback (a status only says what happened;
+    the score is the judge's)."""
+    return next((v for k, v in _NO_RESULT.items() if str(error).startswith(k)),
+                "failed (hidden tests)" if hidden else "failed")
+
+
 class Session:
     """The state of one run; :meth:`run` executes the plan and fills ``tests``/``questions``/``notes``."""
 
@@ -250,7 +262,7 @@ class Session:
         ``memlab.testing.check`` blocks, a failed check costs its own points and an error outside
         every check keeps only the checks passed before it."""
         if not checks:
-            res.status = "passed" if error is None else "failed (hidden tests)" if res.hidden else "failed"
+            res.status = "passed" if error is None else _status(error, res.hidden)
             res.score = test.points if error is None else 0.0
             res.output = clip(error or "", TEST_OUTPUT_LIMIT)
             return
