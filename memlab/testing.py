@@ -230,6 +230,7 @@ class _Refusals:
     another name) gets its copies refused too."""
     active: dict[tuple[str, str], str] = {}
     copies: list[tuple[FunctionType, object]] = []     # refused copies, put back with the last refusal
+    original: dict[int, object] = {}                    # id(function) -> its own code, while refused
     hooked: object = None
 
     @classmethod
@@ -292,6 +293,7 @@ def forbid(*targets: str) -> Iterator[None]:
                 raise ValueError(f"forbid: {target!r} is neither a function nor a class")
             for fn in fns:
                 swapped.append((fn, fn.__code__))
+                _Refusals.original.setdefault(id(fn), fn.__code__)
                 k = _Refusals.key(fn)
                 keys.append((k, _Refusals.active.get(k)))
                 _Refusals.active[k] = target
@@ -302,6 +304,8 @@ def forbid(*targets: str) -> Iterator[None]:
     finally:
         for fn, code in reversed(swapped):
             fn.__code__ = code
+            if _Refusals.original.get(id(fn)) is code:
+                del _Refusals.original[id(fn)]
         for k, before in reversed(keys):
             if before is None:
                 _Refusals.active.pop(k, None)

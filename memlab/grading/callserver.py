@@ -25,11 +25,18 @@ import sys
 import traceback
 from typing import Any
 
-from memlab.testing import cuda_probe as _cuda_probe, forbid as _forbid
+import contextlib
+
+import memlab.testing as _testing
 
 from .codec import MAX_BYTES, CodecError, decode, encode, to_wire
 
 MAX_FRAME = MAX_BYTES + 8
+#: The call server's own refusals and probe, made from the library's functions when this module
+#: loads (before any student cell), so that rebinding or editing ``memlab.testing.forbid`` later
+#: changes nothing here (and is reported: :func:`tampering`).
+_forbid = contextlib.contextmanager(_testing.forbid.__wrapped__)
+_cuda_probe = contextlib.contextmanager(_testing.cuda_probe.__wrapped__)
 TRACE_LINES = 4
 
 
@@ -288,6 +295,18 @@ class Server:
                 pass
 
     def handle(self, text: bytes) -> bytes:
+        """Serve one request; the reply also carries what was tampered with, if anything
+        (:func:`tampering`: plain data the judge's policy, :mod:`memlab.grading.policy`, applies)."""
+        reply = self._handle(text)
+        seen = tampering() if _Kernel.baseline else []
+        if not seen:
+            return reply
+        import json
+        data = json.loads(reply)
+        data["$d"].append(["tampered", to_wire(seen)])
+        return json.dumps(data, separators=(",", ":")).encode("utf-8")
+
+    def _handle(self, text: bytes) -> bytes:
         try:
             req = decode(text, self._ext_in)
             args, kwargs = self._args(req)
@@ -355,16 +374,37 @@ class _Kernel:
     baseline: dict = {}
 
 
+def _state(f: Any) -> tuple:
+    """What a function is made of: identity, code, defaults, keyword defaults, closure contents."""
+    cells = []
+    for c in getattr(f, "__closure__", None) or ():
+        try:
+            cells.append(id(c.cell_contents))
+        except ValueError:
+            cells.append(None)
+    kw = getattr(f, "__kwdefaults__", None)
+    code = getattr(f, "__code__", None)
+    if code is not None and code.co_filename == "<memlab.testing.forbid>":    # refused right now
+        code = _testing._Refusals.original.get(id(f), code)
+    return (id(f), code, getattr(f, "__defaults__", None),
+            None if kw is None else tuple(sorted((k, id(v)) for k, v in kw.items())), tuple(cells))
+
+
 def _watched() -> dict:
-    """The code of the functions grading relies on in this kernel (reported when replaced)."""
-    import memlab.testing as t
+    """The functions grading relies on in this kernel: memlab.testing's, the call server's own."""
+    t = _testing
     out = {}
-    for owner, names in ((t, ("check", "forbid", "record_checks", "cuda_probe", "_refusing_code",
-                              "_functions", "_resolve")), (sys.modules[__name__], ("serve", "start", "_forbid", "_cuda_probe")), (Server, ("handle", "_arm", "_enter"))):
+    mine = ("serve", "start", "_forbid", "_cuda_probe")
+    helpers = ("_refusing_code", "_functions", "_resolve")
+    for owner, names in ((t, [n for n in vars(t) if not n.startswith("_")] + list(helpers)),
+                         (sys.modules[__name__], mine), (Server, ("handle", "_arm", "_enter"))):
         for n in names:
             f = getattr(owner, n, None)
-            f = getattr(f, "__wrapped__", f)
-            out[f"{getattr(owner, '__qualname__', owner.__name__)}.{n}"] = (id(f), getattr(f, "__code__", None))
+            if callable(f) and not isinstance(f, type):
+                name = f"{getattr(owner, '__qualname__', owner.__name__)}.{n}"
+                out[name] = _state(f)
+                if hasattr(f, "__wrapped__"):
+                    out[name + " (its generator)"] = _state(f.__wrapped__)
     return out
 
 

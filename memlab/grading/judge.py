@@ -30,6 +30,7 @@ from types import SimpleNamespace
 from typing import Any, BinaryIO, Callable
 
 from .callserver import Server, _Ref, structure_from_plain, structure_to_plain
+from . import policy
 from .codec import CodecError, decode, to_wire
 from .text import clean
 
@@ -115,6 +116,7 @@ class Calls:
         self.next = 0
         self.handles: dict[int, Handle] = {}
         self.refusing: tuple[str, ...] = ()       # the refusals of the request being answered
+        self.tampered: set[str] = set()           # what the kernel's replies reported (see .policy)
 
     def key(self, node: Any) -> Any:
         k = self.key_of.get(id(node))
@@ -166,6 +168,8 @@ class Calls:
             raise CallFailed(f"your answer's result is not plain data the grader can read ({e})") from None
         if not isinstance(msg, dict):
             raise CallFailed("the kernel's reply is not a reply")
+        if msg.get("tampered"):
+            self.tampered.update(str(x)[:200] for x in list(msg["tampered"])[:20])
         if "interrupted" in msg:
             raise CallFailed("your answer was interrupted (KeyboardInterrupt)")
         if "failed" in msg:
@@ -358,6 +362,7 @@ def run_cell(session: Calls, test: dict, forbid: tuple[str, ...], secret: int) -
                 error = error or feedback(e)
         checks += [[name, points, err is None, "" if err is None else feedback(err)]
                    for name, points, err in recorded.checks]
+    checks, error = policy.apply(checks, error, session.tampered)
     return {"checks": checks, "error": error}
 
 

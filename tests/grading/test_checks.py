@@ -139,10 +139,10 @@ def test_answer_time_forbid_refuses_while_cells_run_and_leaves_no_stand_in(tmp_p
     assert r.full_marks, r.feedback()
 
 
-def test_tampering_the_kernel_reports_is_a_note_and_changes_no_score(tmp_path):
+def test_tampering_the_kernel_reports_costs_the_cells_judged_after_it(tmp_path):
     """The kernel side reports a replaced ``memlab.testing.forbid`` as plain data; the one policy
-    (memlab.grading.policy) notes it and leaves the judge's scores alone: right answers keep their
-    points, and the refusals are the call server's own, so delegating still earns nothing."""
+    (memlab.grading.policy) scores the tests cells judged from then on 0, naming it, even when the
+    answers are right."""
     import nbformat
     from memlab.grading.authoring import code as code_cell
     sol, sub = _pair(tmp_path, "def double(x):\n    return 2 * x")
@@ -151,8 +151,9 @@ def test_tampering_the_kernel_reports_is_a_note_and_changes_no_score(tmp_path):
                                  "mt.forbid = lambda *a: contextlib.nullcontext()"))
     nbformat.write(nb, sub)
     r = grade(sub, solution=sol, timeout=20)
-    assert r.score == 6, r.feedback()
-    assert any("memlab.testing.forbid" in n and "changes no score" in n for n in r.notes), r.notes
+    assert r.score == 0, r.feedback()
+    assert any("memlab.testing.forbid" in n and "score 0" in n for n in r.notes), r.notes
+    assert "memlab.testing.forbid" in r.tests[0].output, r.tests[0].output
 
 
 def test_forbid_takes_a_class_and_its_methods_in_any_order():
