@@ -150,7 +150,7 @@ class KernelChannel:
     def _listen(self, path: str) -> socket.socket:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
-        gid = self.host.kernel.popen_kwargs.get("group")
+        gid = self.host.kernel.group
         if gid is not None:          # the grading user's group may connect; the directory keeps others out
             os.chown(path, -1, gid)
             os.chmod(path, 0o660)

@@ -240,7 +240,7 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
                       max_restarts=max_restarts, max_output=max_output)
         with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path, slot=slot,
                      memory_limit=memory_limit) as box:
-            if not allow_unisolated and not box.isolated:
+            if not allow_unisolated and not (box.isolated and box.view):
                 raise GradingError(refusal(box.why_not or "the run could not be isolated"))
             session, restarts = _run(box, sol, nb, steps, limits, memory_limit, startup_timeout,
                                      progress, self_check)
@@ -301,13 +301,14 @@ def _run(box: Sandbox, sol: Solution, nb, steps, limits: dict, memory_limit: int
     kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
                     popen_kwargs=box.popen_kwargs)
     kernel.connection_dir, kernel.profile_root = box.connection_dir, box.profile_root
+    kernel.argv_prefix, kernel.group = list(box.argv_prefix), box.gid
     kernel.on_start = box.adopt
     rlimits = dict(box.rlimits)
     if memory_limit is not None:
         rlimits["RLIMIT_AS"] = int(memory_limit)
     session = Session(kernel, sol, nb.cells, Limits(**limits, rlimits=rlimits), progress=progress,
                       self_check=self_check, socket_dir=box.connection_dir if box.isolated else None,
-                      peer_uid=box.popen_kwargs.get("user", os.getuid()))
+                      peer_uid=os.getuid() if box.uid is None else box.uid)
     try:
         session.start()
         session.run(steps)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
-import functools
 import os
 import pwd
 import shutil
@@ -108,15 +107,22 @@ def user_can_run_kernel(uid: int, gid: int) -> str:
     return _can_run(uid, gid, kernel_python())
 
 
-@functools.lru_cache(maxsize=None)
+_CAN_RUN: set[tuple[int, int, str]] = set()      # probes that succeeded (a failure is asked again)
+
+
 def _can_run(uid: int, gid: int, python: str) -> str:
+    if (uid, gid, python) in _CAN_RUN:
+        return ""
     d = tempfile.mkdtemp(prefix="memlab-probe-")       # root's, readable: the probe writes nothing
     try:
         os.chmod(d, 0o755)
         r = subprocess.run([python, "-c", "import ipykernel, memlab.testing"], user=uid, group=gid,
                            extra_groups=[], cwd=d, env=_env(d, None), capture_output=True, text=True,
                            timeout=120)
-        return "" if r.returncode == 0 else (r.stderr.strip().splitlines() or ["it failed"])[-1][:300]
+        if r.returncode == 0:
+            _CAN_RUN.add((uid, gid, python))
+            return ""
+        return (r.stderr.strip().splitlines() or ["it failed"])[-1][:300]
     except (OSError, subprocess.SubprocessError) as e:
         return str(e)[:300]
     finally:
@@ -268,7 +274,32 @@ def isolation_problem(isolate: bool | None = None) -> str:
     if why:
         return (f"another user cannot start this interpreter's kernel ({kernel_python()}: {why}); "
                 + VENV_HINT)
+    from .namespace import problem
+    why = problem()
+    if why:
+        return (f"the kernel cannot be given a view of its own of the filesystem ({why}), so it "
+                "could read any file of this host that other users can read")
     return ""
+
+
+PRIVATE_SIZE = "256m"        # the private directory's filesystem, when isolated (a tmpfs)
+
+
+def _mount_private(path: str) -> str:
+    """Mount a tmpfs of ``PRIVATE_SIZE`` on *path* (root's, empty); "" or why it could not be."""
+    try:
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={PRIVATE_SIZE},mode=0700",
+                            "memlab-private", path], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        return str(e)[:200]
+    return "" if r.returncode == 0 else (r.stderr.strip() or f"mount: status {r.returncode}")[:200]
+
+
+def _unmount(path: str) -> None:
+    try:
+        subprocess.run(["umount", "-l", path], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 
 PROFILE_SUBDIRS = ("startup", "security", "log", "pid", "db")
@@ -317,6 +348,10 @@ class Sandbox:
         self.cwd: str = str(notebook.resolve().parent)
         self.env: dict | None = env
         self.popen_kwargs: dict = {}
+        self.argv_prefix: list[str] = []        # the kernel's own mount namespace (.namespace)
+        self.uid: int | None = None             # the kernel's user and group, when another's
+        self.gid: int | None = None
+        self.view = False                       # the kernel sees only what it needs (.namespace)
         self.rlimits: dict[str, int] = {}       # the kernel lowers these itself (guard.setup_code)
         self.connection_dir: str | None = None
         self.profile_root: str | None = None    # the kernel makes a fresh empty profile there per start
@@ -324,6 +359,8 @@ class Sandbox:
         self._dir: str | None = None
         self._root_dir: str | None = None
         self._lock = None
+        self._view_dir: str | None = None
+        self._mounted: str | None = None        # the private directory's tmpfs
         self._user: tuple[int, int, str] | None = None
 
     def _not_isolated(self, why: str, note: str) -> "Sandbox":
@@ -380,6 +417,30 @@ class Sandbox:
             self.__exit__(None, None, None)
             raise
 
+    def _view(self, uid: int, gid: int) -> None:
+        """Start the kernel in a mount namespace of its own (:mod:`.namespace`), or say why not."""
+        from . import namespace
+        why = namespace.problem()
+        if why:
+            self.why_not = f"the kernel cannot be given a view of its own of the filesystem ({why})"
+            self.notes.append(f"warning: {self.why_not}, so the graded code can read every file of "
+                              "this host that other users can read (a copy of a solution among them)")
+            return
+        self._view_dir = tempfile.mkdtemp(prefix="memlab-view-")
+        os.chmod(self._view_dir, 0o755)
+        ro = namespace.interpreter_paths(kernel_python()) + [self._root_dir]
+        self.argv_prefix = namespace.command(self._view_dir, uid, gid, self._dir, ro, [self._dir])
+        self.popen_kwargs = {}                  # root starts it; the namespace drops to the user
+        self.view = True
+
+    def _take_lock(self, name: str) -> None:
+        """One lock per grading user ('nobody', the fallback, is shared: its runs take turns)."""
+        lock = LOCK if self.slot == 0 or name == "nobody" else \
+            LOCK.replace(".lock", f"-{int(self.slot)}.lock")
+        self._lock = open(lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
+                          os.path.basename(lock)), "a")
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+
     def _enter(self) -> "Sandbox":
         if not self.want:
             self._not_isolated("--no-isolate was given" if can_isolate() else
@@ -395,11 +456,13 @@ class Sandbox:
             raise GradingError("isolation was asked for, but only root can run the kernel as another user")
         # Could another user run this interpreter at all?  Asked as nobody, before creating anyone.
         why = user_can_run_kernel(*probe_user())
+        name = "nobody"
         if not why:
             uid, gid, name = grader_user(self.slot)
+            # the slot's lock first: another grade's end (every process of this user is ended)
+            # must never kill this grade's probe of the interpreter
+            self._take_lock(name)
             why = user_can_run_kernel(uid, gid)
-        else:
-            name = "nobody"
         if why:
             self._not_isolated(
                 f"another user ({name}) cannot start this interpreter's kernel ({kernel_python()}: {why})",
@@ -407,12 +470,6 @@ class Sandbox:
                 + VENV_HINT)
             self._memory()
             return self
-        # one lock per grading user ('nobody', the fallback, is shared: its runs take turns)
-        lock = LOCK if self.slot == 0 or name == "nobody" else \
-            LOCK.replace(".lock", f"-{int(self.slot)}.lock")
-        self._lock = open(lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
-                          os.path.basename(lock)), "a")
-        fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._user = (uid, gid, name)
         kill_all(uid, gid)                 # leftovers of a run that was itself killed
         # Root's directory (read-only for the user): the connection files and the empty profile.
@@ -424,6 +481,11 @@ class Sandbox:
         # directory is, so no path in it is ever followed by root afterwards.
         self._dir = tempfile.mkdtemp(prefix="memlab-grade-")
         os.chmod(self._dir, 0o700)
+        why = _mount_private(self._dir)
+        if why:
+            self.notes.append(f"warning: the private directory is not a size-limited filesystem ({why})")
+        else:
+            self._mounted = self._dir
         name_ = self.notebook.name if self.notebook.name.endswith(".ipynb") else "submission.ipynb"
         _write_new(os.path.join(self._dir, name_), self.data, uid, gid)
         os.chown(self._dir, uid, gid, follow_symlinks=False)
@@ -432,9 +494,11 @@ class Sandbox:
         self.env = _env(self._dir, self.base_env)
         self.env["HOME"] = home                          # root's, read-only, empty
         self.popen_kwargs = {"user": uid, "group": gid, "extra_groups": []}
+        self.uid, self.gid = uid, gid
+        self._view(uid, gid)
         self.rlimits["RLIMIT_NPROC"] = MAX_PROCESSES     # per user: a fork bomb stops there
         self.isolated = True
-        if self.solution is not None and readable_by_others(self.solution):
+        if self.solution is not None and readable_by_others(self.solution) and not self.view:
             self.notes.append(f"warning: the solution file {self.solution} is readable by other users, so "
                               f"the graded code could read it; keep solutions readable by root only "
                               "(the autograder bundle does)")
@@ -459,7 +523,10 @@ class Sandbox:
                 self.notes.append(f"warning: {left} process(es) of the grading user could not be ended")
             _remove_user_files(uid)
             self._user = None
-        for attr in ("_dir", "_root_dir"):
+        if self._mounted is not None:
+            _unmount(self._mounted)
+            self._mounted = None
+        for attr in ("_dir", "_root_dir", "_view_dir"):
             d = getattr(self, attr)
             if d is not None:
                 _make_removable(d)
