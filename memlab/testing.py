@@ -225,13 +225,16 @@ def _functions(value: object) -> list[FunctionType]:
 
 
 class _Refusals:
-    """The functions refused now, by their code's (file, qualified name): a module executed again
-    while they are refused (``importlib.reload``, a spec loaded from the library's file under
-    another name) gets its copies refused too."""
+    """The functions refused now, by their code's (file, qualified name).  While :meth:`hook` is
+    installed, every module run from a file (``importlib.reload``, a spec loaded from the library's
+    file under another name) is remembered by its file, and its copies of refused functions refuse
+    too: those run while a refusal is in force at once, those run earlier when the next starts."""
     active: dict[tuple[str, str], str] = {}
     copies: list[tuple[FunctionType, object]] = []     # refused copies, put back with the last refusal
     original: dict[int, object] = {}                    # id(function) -> its own code, while refused
+    modules: dict[str, list] = {}                       # file -> weak references to modules run from it
     hooked: object = None
+    permanent = False                                   # the kernel keeps the hook (call server)
 
     @classmethod
     def key(cls, fn: FunctionType) -> tuple[str, str]:
@@ -239,32 +242,44 @@ class _Refusals:
         return os.path.realpath(fn.__code__.co_filename), fn.__code__.co_qualname
 
     @classmethod
-    def hook(cls) -> None:
+    def refuse_copies(cls, module: object) -> None:
+        for value in list(vars(module).values()):
+            for fn in _functions(value):
+                target = cls.active.get(cls.key(fn))
+                if target is not None and fn.__code__.co_filename != "<memlab.testing.forbid>":
+                    cls.copies.append((fn, fn.__code__))
+                    fn.__code__ = _refusing_code(fn, target)
+
+    @classmethod
+    def hook(cls, permanent: bool = False) -> None:
         import importlib._bootstrap_external as ext
+        import os
+        import weakref
+        cls.permanent = cls.permanent or permanent
         if cls.hooked is not None:
             return
         run = ext._LoaderBasics.exec_module
 
         def exec_module(loader: object, module: object) -> None:
             run(loader, module)
+            origin = getattr(getattr(module, "__spec__", None), "origin", None)
+            if isinstance(origin, str):
+                refs = cls.modules.setdefault(os.path.realpath(origin), [])
+                refs[:] = [r for r in refs if r() is not None] + [weakref.ref(module)]
             if cls.active:
-                for value in list(vars(module).values()):
-                    for fn in _functions(value):
-                        target = cls.active.get(cls.key(fn))
-                        if target is not None:
-                            cls.copies.append((fn, fn.__code__))
-                            fn.__code__ = _refusing_code(fn, target)
+                cls.refuse_copies(module)
         cls.hooked = run
         ext._LoaderBasics.exec_module = exec_module
 
     @classmethod
     def unhook(cls) -> None:
         import importlib._bootstrap_external as ext
-        if cls.hooked is not None and not cls.active:
-            ext._LoaderBasics.exec_module, cls.hooked = cls.hooked, None
+        if not cls.active:
             for fn, code in reversed(cls.copies):
                 fn.__code__ = code
             cls.copies.clear()
+            if cls.hooked is not None and not cls.permanent:
+                ext._LoaderBasics.exec_module, cls.hooked = cls.hooked, None
 
 
 @contextmanager
@@ -298,6 +313,11 @@ def forbid(*targets: str) -> Iterator[None]:
                 keys.append((k, _Refusals.active.get(k)))
                 _Refusals.active[k] = target
                 fn.__code__ = _refusing_code(fn, target)
+        for k in {k for k, _ in keys}:                     # copies made before: reload, re-loading
+            for ref in _Refusals.modules.get(k[0], []):
+                module = ref()
+                if module is not None:
+                    _Refusals.refuse_copies(module)
         if swapped:
             _Refusals.hook()
         yield

@@ -423,6 +423,7 @@ def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
         # while grading they only say they were ignored, so the other answers are still graded.
         shell.ask_exit = _ignore_exit
     _Kernel.baseline = _watched()
+    _testing._Refusals.hook(permanent=True)      # remember every module run again from a file
     if forbid:
         _Kernel.answer_forbid = _forbid(*forbid)
         _Kernel.answer_forbid.__enter__()

@@ -15,7 +15,6 @@ import copy
 from pathlib import Path
 from typing import Callable
 
-from .authoring import tests as tests_cell
 from .notebook import KEY, judge_code, load_solution, notebook_bytes
 
 MARKERS = ("731902467", "731,902,467", "7319.02", "7.31902", "W4NTTOKEN")
@@ -87,6 +86,7 @@ def _candidates(source: str, hidden: set[int]) -> list[int]:
 
 
 def variants(solution: Path, out: Path):
+    from .authoring import tests as tests_cell
     sol = load_solution(solution)
     nb = copy.deepcopy(sol.nb)
     cells = [c for c in nb.cells if (c.metadata.get(KEY) or {}).get("kind") != "tests"]

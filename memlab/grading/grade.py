@@ -329,6 +329,8 @@ def _result(notebook, sol_path, sol: Solution, session: Session, answers_of, not
     declared = {t.id: declared_checks(t.source, t.hidden) for t in sol.tests}
     for t in session.tests.values():
         t.output = redact(t.output, secrets)
+        for c in t.checks:
+            c.output = redact(c.output, secrets)
         t.declared = declared.get(t.id, [])
     return Result(
         notebook=Path(notebook), solution=sol_path, assignment=sol.assignment,

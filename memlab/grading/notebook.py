@@ -14,7 +14,10 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                 # imported where used: the kernel side never needs it
+    import nbformat
 
 from ..errors import GradingError
 
@@ -68,6 +71,7 @@ def read_notebook(path: os.PathLike | str) -> nbformat.NotebookNode:
 
 def reads_notebook(text: str, path: os.PathLike | str | None = None) -> nbformat.NotebookNode:
     """Parse notebook JSON text (as nbformat 4), raising :class:`GradingError` on bad JSON."""
+    import nbformat
     try:
         return nbformat.reads(text, as_version=4)
     except Exception as e:  # nbformat raises several types (JSON errors, NotJSONError, validation)
@@ -76,6 +80,7 @@ def reads_notebook(text: str, path: os.PathLike | str | None = None) -> nbformat
 
 def notebook_bytes(nb: nbformat.NotebookNode) -> bytes:
     """The notebook as bytes in nbformat's stable JSON layout (sorted keys, indent 1, final newline)."""
+    import nbformat
     text = nbformat.writes(nb, version=4)
     if not text.endswith("\n"):
         text += "\n"
@@ -381,6 +386,7 @@ def _cell_id(raw, i: int, used: set[str]) -> str:
 
 def make_exercise(sol: Solution) -> nbformat.NotebookNode:
     """The student version of a solution notebook (see :mod:`memlab.grading` for what changes)."""
+    import nbformat
     nb = nbformat.v4.new_notebook()
     nb.nbformat, nb.nbformat_minor = 4, 5
     meta = {k: copy.deepcopy(v) for k, v in sol.nb.metadata.items()
