@@ -39,16 +39,16 @@ _MARKER = re.compile(r"^(?P<indent>\s*)#+\s*(?P<what>BEGIN|END)\s+(?P<kind>SOLUT
 _JUDGE_TEST = re.compile(r"^\s*def\s+test_\w*\s*\(\s*answers\b")
 _ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
-#: What a tests cell's hidden part must look like (shown when it does not).
-JUDGE_FORM = """\
-    ### BEGIN HIDDEN TESTS
-    from memlab.testing import check
+def judge_form() -> str:
+    """What a tests cell's hidden part must look like (shown when it does not); made when needed,
+    so no text like a hidden test lies in the memory of a process that imported this module."""
+    return "\n".join("    " + line for line in [
+        BEGIN_HIDDEN, "from memlab.testing import check", "",
+        "def test_q1(answers):                   # runs in the judge, never in the student's kernel",
+        '    with check(points=1, name="a small case"):',
+        "        got = answers.my_function(3)    # calls the student's my_function in their kernel",
+        '        assert got == 6, f"my_function(3) gave {got!r}"', END_HIDDEN]).replace("    \n", "\n")
 
-    def test_q1(answers):                   # runs in the judge, never in the student's kernel
-        with check(points=1, name="a small case"):
-            got = answers.my_function(3)    # calls the student's my_function in their kernel
-            assert got == 6, f"my_function(3) gave {got!r}"
-    ### END HIDDEN TESTS"""
 
 DEFAULT_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -212,13 +212,13 @@ def check_judge_code(test: TestCell, where: str) -> None:
         if test.points:
             raise GradingError(f"{where}: a tests cell worth points needs hidden tests, the judge code "
                                f"that decides them; the visible part only lets students check "
-                               f"their work. Write it like this:\n{JUDGE_FORM}")
+                               f"their work. Write it like this:\n{judge_form()}")
         return
     if not any(i in test.hidden and _JUDGE_TEST.match(line) for i, line in enumerate(lines, 1)):
         raise GradingError(f"{where}: the hidden tests are not judge code: they must define "
                            f"'def test_...(answers):' functions, which the judge runs and which reach "
                            f"the student's answers only through 'answers'. Write them like "
-                           f"this:\n{JUDGE_FORM}")
+                           f"this:\n{judge_form()}")
     try:
         compile(judge_code(test.source), where, "exec")
     except SyntaxError as e:
