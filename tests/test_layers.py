@@ -63,14 +63,16 @@ def test_every_module_belongs_to_a_layer():
 #: hidden tests) and the call server (in the student's kernel) rebuild graphs with memlab's
 #: constructors and apply memlab.testing.forbid, so they may import those layers.
 OUTSIDE_THE_GRADER = {"grading/judge.py": {"errors", "grading", "graph", "testing"},
-                      "grading/callserver.py": {"errors", "grading", "graph", "testing"}}
+                      "grading/callserver.py": {"errors", "grading", "graph", "testing"},
+                      "grading/watch.py": {"errors", "grading", "testing"}}
 #: The seams between grading's processes: what each side may import of memlab.grading.  The kernel
 #: side (one module, loaded into the student's kernel) and the wire format import nothing of the
 #: grader; the judge only the kernel side's server (for trial runs), the wire format and its policy.
 WIRE = {"codec", "frames", "text"}
-GRADING_SEAMS = {"callserver": WIRE, "codec": set(), "frames": set(), "text": set(),
-                 "judge": WIRE | {"callserver", "policy"}, "policy": {"text"}}
-KERNEL_SIDE = {"callserver", "judge"}           # never imported by the grader's own modules
+GRADING_SEAMS = {"callserver": WIRE | {"watch"}, "watch": set(), "codec": set(), "frames": {"codec"}, "text": set(),
+                 "judge": WIRE | {"callserver", "policy", "verdicts"}, "policy": {"text"},
+                 "verdicts": {"text"}}
+KERNEL_SIDE = {"callserver", "watch", "judge"}           # never imported by the grader's own modules
 
 
 def violations(path: Path, text: str | None = None) -> set[str]:

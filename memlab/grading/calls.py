@@ -33,13 +33,13 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from .codec import MAX_BYTES, CodecError, decode
+from .codec import CodecError, decode
+from .frames import MAX_FRAME, FrameReader, frame, send_all
 from .kernel import Kernel, Watchdog
 from .notebook import TestCell, judge_code
 
 GRACE = 3.0                 # seconds a kernel gets to stop after an interrupt
 CONNECT_TIMEOUT = 20.0      # seconds the call server has to connect and present the token
-MAX_FRAME = MAX_BYTES + 8   # a message and its sequence number
 #: Starts the judge with the grader's own memlab, whatever the current directory holds.
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from memlab.grading.judge import main; main()"
 
@@ -61,68 +61,6 @@ class Host(Protocol):
 
 class KernelGone(Exception):
     """The channel to the kernel broke (the kernel died, stopped answering or sent garbage)."""
-
-
-def send_all(fd_or_sock, data: bytes, deadline: float) -> None:
-    """Write all of *data* to a non-blocking socket or pipe before *deadline*; TimeoutError if not."""
-    view, is_sock = memoryview(data), isinstance(fd_or_sock, socket.socket)
-    while view:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("a write did not finish in time")
-        _, ready, _ = select.select([], [fd_or_sock], [], min(left, 0.5))
-        if not ready:
-            continue
-        try:
-            n = fd_or_sock.send(view) if is_sock else os.write(fd_or_sock, view)
-        except (BlockingIOError, InterruptedError):
-            continue
-        view = view[n:]
-
-
-class FrameReader:
-    """Frames (a 4-byte big-endian length, then that many bytes) read from a non-blocking socket
-    or pipe; :meth:`read` returns one whole frame or None (nothing complete yet)."""
-
-    def __init__(self, source, limit: int = MAX_FRAME) -> None:
-        self.source, self.limit, self.buf = source, limit, bytearray()
-        self.closed = False
-
-    def _pull(self) -> None:
-        try:
-            chunk = self.source.recv(1 << 20) if isinstance(self.source, socket.socket) \
-                else os.read(self.source, 1 << 20)
-        except (BlockingIOError, InterruptedError):
-            return
-        if not chunk:
-            self.closed = True
-        self.buf += chunk
-
-    def frame(self) -> bytes | None:
-        if len(self.buf) < 4:
-            return None
-        (n,) = struct.unpack(">I", self.buf[:4])
-        if n > self.limit:
-            raise ValueError(f"a frame of {n:,} bytes is over the limit of {self.limit:,}")
-        if len(self.buf) < 4 + n:
-            return None
-        out = bytes(self.buf[4:4 + n])
-        del self.buf[:4 + n]
-        return out
-
-    def read(self, wait: float) -> bytes | None:
-        """A whole frame, waiting at most *wait* seconds for more bytes; None if none is complete."""
-        got = self.frame()
-        if got is not None or self.closed:
-            return got
-        ready, _, _ = select.select([self.source], [], [], max(0.0, wait))
-        if ready:
-            self._pull()
-        return self.frame()
-
-
-def frame(data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + data
 
 
 class KernelChannel:

@@ -29,69 +29,15 @@ import contextlib
 
 import memlab.testing as _testing
 
-from .codec import MAX_BYTES, CodecError, decode, encode, to_wire
-
-MAX_FRAME = MAX_BYTES + 8
+from .codec import CodecError, decode, encode, structure_from_plain, structure_to_plain, to_wire
+from .frames import MAX_FRAME, recv_frame, send_frame
+from .watch import baseline, tampering
 #: The call server's own refusals and probe, made from the library's functions when this module
 #: loads (before any student cell), so that rebinding or editing ``memlab.testing.forbid`` later
 #: changes nothing here (and is reported: :func:`tampering`).
 _forbid = contextlib.contextmanager(_testing.forbid.__wrapped__)
 _cuda_probe = contextlib.contextmanager(_testing.cuda_probe.__wrapped__)
 TRACE_LINES = 4
-
-
-def send_frame(sock: socket.socket, data: bytes) -> None:
-    sock.sendall(struct.pack(">I", len(data)) + data)
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes | None:
-    parts, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            return None
-        parts.append(chunk)
-        got += len(chunk)
-    return b"".join(parts)
-
-
-def recv_frame(sock: socket.socket, limit: int = MAX_FRAME) -> bytes | None:
-    """One frame, or None at the end of the stream; ValueError for a frame over *limit*."""
-    head = recv_exact(sock, 4)
-    if head is None:
-        return None
-    (n,) = struct.unpack(">I", head)
-    if n > limit:
-        raise ValueError(f"a frame of {n:,} bytes is over the limit of {limit:,}")
-    return recv_exact(sock, n)
-
-
-#: memlab's structures that cross as plain data, by kind: (module, class names); each is rebuilt on
-#: the other side with its own ``from_plain`` (chain actions with ``action_from_plain``).
-STRUCTURES = {"tree": ("memlab.scheduling.treebase", ("Tree",)),
-              "taskgraph": ("memlab.scheduling.taskgraph", ("TaskGraph",)),
-              "hetero_chain": ("memlab.checkpoint.hetero", ("HeteroChain",)),
-              "action": ("memlab.checkpoint.chain", ("Forward", "Backward", "Free"))}
-
-
-def structure_to_plain(x: Any) -> tuple[str, Any] | None:
-    """``(kind, plain data)`` for one of memlab's structures (:data:`STRUCTURES`), else None."""
-    t = type(x)
-    for kind, (module, names) in STRUCTURES.items():
-        m = sys.modules.get(module)
-        if m is not None and t.__name__ in names and getattr(m, t.__name__, None) is t:
-            return kind, (m.action_to_plain(x) if kind == "action" else x.to_plain())
-    return None
-
-
-def structure_from_plain(kind: Any, data: Any) -> Any:
-    """The structure :func:`structure_to_plain` wrote, rebuilt with memlab's constructors."""
-    import importlib
-    if kind not in STRUCTURES:
-        raise CodecError(f"unknown structure {str(kind)[:40]!r}")
-    module, names = STRUCTURES[kind]
-    m = importlib.import_module(module)
-    return m.action_from_plain(data) if kind == "action" else getattr(m, names[0]).from_plain(data)
 
 
 class _Ref:
@@ -298,7 +244,7 @@ class Server:
         """Serve one request; the reply also carries what was tampered with, if anything
         (:func:`tampering`: plain data the judge's policy, :mod:`memlab.grading.policy`, applies)."""
         reply = self._handle(text)
-        seen = tampering() if _Kernel.baseline else []
+        seen = tampering()
         if not seen:
             return reply
         import json
@@ -325,6 +271,8 @@ class Server:
                     fn = self.ns[name]
             elif op == "getattr":
                 fn = None
+            elif op == "launch":
+                fn = _launcher(self.ns, req["name"], req.get("grid"), req.get("block"))
             else:
                 raise ValueError(f"unknown request {op!r}")
         except Exception as e:  # noqa: BLE001  (a request this kernel cannot serve)
@@ -367,45 +315,30 @@ class Server:
         return encode({"failed": f"{what} ({msg})"}).encode("utf-8")
 
 
+def _launcher(ns: dict, name: str, grid: Any, block: Any) -> Any:
+    """A call that launches the notebook's CUDA kernel *name* as ``kernel[grid, block]`` on device
+    arrays made here from the arguments (numpy arrays; other values pass as they are), then returns
+    every argument read back from the device: the judge reads the kernel's results, not the
+    student's account of them (exercise 14)."""
+    import numpy as np
+    from numba import cuda
+    kernel = ns.get(name)
+    if kernel is None:
+        raise NameError(f"name {name!r} is not defined in your notebook")
+    if not hasattr(kernel, "__getitem__") or isinstance(kernel, (dict, list, tuple, str)):
+        raise TypeError(f"{name} is not a CUDA kernel (decorate it with @cuda.jit)")
+    dims = [tuple(int(v) for v in d) if isinstance(d, (list, tuple)) else int(d) for d in (grid, block)]
+
+    def launch(*args: Any) -> list:
+        dev = [cuda.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args]
+        kernel[dims[0], dims[1]](*dev)
+        return [d.copy_to_host() if hasattr(d, "copy_to_host") else d for d in dev]
+    return launch
+
+
 class _Kernel:
-    """What :func:`start` set up in this kernel: the answer-time refusals and the baseline of what is
-    reported as tampering."""
+    """What :func:`start` set up: the answer-time refusals, the baseline of tampering reports."""
     answer_forbid = None           # memlab.testing.forbid's context while the student's cells run
-    baseline: dict = {}
-
-
-def _state(f: Any) -> tuple:
-    """What a function is made of: identity, code, defaults, keyword defaults, closure contents."""
-    cells = []
-    for c in getattr(f, "__closure__", None) or ():
-        try:
-            cells.append(id(c.cell_contents))
-        except ValueError:
-            cells.append(None)
-    kw = getattr(f, "__kwdefaults__", None)
-    code = getattr(f, "__code__", None)
-    if code is not None and code.co_filename == "<memlab.testing.forbid>":    # refused right now
-        code = _testing._Refusals.original.get(id(f), code)
-    return (id(f), code, getattr(f, "__defaults__", None),
-            None if kw is None else tuple(sorted((k, id(v)) for k, v in kw.items())), tuple(cells))
-
-
-def _watched() -> dict:
-    """The functions grading relies on in this kernel: memlab.testing's, the call server's own."""
-    t = _testing
-    out = {}
-    mine = ("serve", "start", "_forbid", "_cuda_probe")
-    helpers = ("_refusing_code", "_functions", "_resolve")
-    for owner, names in ((t, [n for n in vars(t) if not n.startswith("_")] + list(helpers)),
-                         (sys.modules[__name__], mine), (Server, ("handle", "_arm", "_enter"))):
-        for n in names:
-            f = getattr(owner, n, None)
-            if callable(f) and not isinstance(f, type):
-                name = f"{getattr(owner, '__qualname__', owner.__name__)}.{n}"
-                out[name] = _state(f)
-                if hasattr(f, "__wrapped__"):
-                    out[name + " (its generator)"] = _state(f.__wrapped__)
-    return out
 
 
 def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
@@ -422,7 +355,10 @@ def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
         # exit() and quit() would stop the kernel a moment after the cell (ipykernel's ask_exit):
         # while grading they only say they were ignored, so the other answers are still graded.
         shell.ask_exit = _ignore_exit
-    _Kernel.baseline = _watched()
+    baseline({"memlab.grading.callserver.serve": serve, "memlab.grading.callserver.start": start,
+              "memlab.grading.callserver._forbid": _forbid,
+              "memlab.grading.callserver._cuda_probe": _cuda_probe,
+              "Server.handle": Server.handle, "Server._arm": Server._arm, "Server._enter": Server._enter})
     _testing._Refusals.hook(permanent=True)      # remember every module run again from a file
     if forbid:
         _Kernel.answer_forbid = _forbid(*forbid)
@@ -432,16 +368,6 @@ def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
 def _ignore_exit() -> None:
     print("memlab grader: exit() and quit() are ignored while grading; the kernel keeps running",
           file=sys.stderr)
-
-
-def tampering() -> list[str]:
-    """What was replaced since :func:`start` among the functions grading relies on here: plain data
-    for the judge's policy (:mod:`memlab.grading.policy`), which this process cannot be trusted on."""
-    try:
-        now = _watched()
-        return sorted(k for k, v in _Kernel.baseline.items() if now.get(k) != v)[:20]
-    except Exception as e:  # noqa: BLE001  (a broken memlab.testing is itself tampering)
-        return [f"memlab.testing ({type(e).__name__})"]
 
 
 def serve(path: str, token: str, namespace: dict | None = None) -> None:

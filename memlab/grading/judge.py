@@ -29,48 +29,14 @@ import zlib
 from types import SimpleNamespace
 from typing import Any, BinaryIO, Callable
 
-from .callserver import Server, _Ref, structure_from_plain, structure_to_plain
-from . import policy
-from .codec import CodecError, decode, to_wire
+from .policy import apply as apply_policy
+from .callserver import Server, _Ref
+from .codec import CodecError, decode, structure_from_plain, structure_to_plain, to_wire
 from .text import clean
+from .verdicts import FEEDBACK_LIMIT, AnswerRaised, CallFailed, _raised_class, feedback  # noqa: F401
 
-FEEDBACK_LIMIT = 2_000
 #: The most node records one reply may make the judge rebuild.
 MAX_NODES = 200_000
-
-
-class AnswerRaised(Exception):
-    """The student's answer raised (in their kernel); ``kind`` is its class name, ``trace`` the
-    student's own frames."""
-
-    def __init__(self, kind: str, message: str, trace: list[str]) -> None:
-        super().__init__(message)
-        self.kind, self.message, self.trace = kind, message, trace
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class CallFailed(Exception):
-    """A call of the student's answer that gave no result: over its time limit, a dead kernel, a
-    result that is not plain data."""
-
-
-_RAISED: dict[tuple[str, str], type] = {}
-
-
-def _raised_class(kind: str, base: str) -> type:
-    """A class for what the answer raised: named like it, and a subclass of the built-in exception it
-    derives from, so ``except ValueError`` in a test catches an answer's ``ValueError``."""
-    b = getattr(builtins, base, None)
-    if not (isinstance(b, type) and issubclass(b, Exception)) or b is Exception:
-        b = None
-    key = (kind, b.__name__ if b else "")
-    if key not in _RAISED:
-        bases = (AnswerRaised, b) if b is not None else (AnswerRaised,)
-        _RAISED[key] = type(kind if kind.isidentifier() else "Error", bases,
-                            {"__init__": AnswerRaised.__init__, "__str__": AnswerRaised.__str__})
-    return _RAISED[key]
 
 
 # ------------------------------------------------------------------------------------ the channel
@@ -302,6 +268,13 @@ class Answers:
             raise AttributeError(name)
         return self.answer(name)
 
+    def launch(self, kernel: str, grid: Any, block: Any, *args: Any) -> list:
+        """Launch the notebook's CUDA kernel *kernel* as ``kernel[grid, block](*args)`` in the
+        student's kernel, on device arrays the call server makes from *args* (numpy arrays), and
+        return every argument read back from the device (exercise 14: results, not counts)."""
+        return self._session.request({"op": "launch", "name": kernel, "grid": grid, "block": block,
+                                      "forbid": list(self._forbid)}, args, {})
+
     def answer(self, name: str) -> Callable[..., Any]:
         """The notebook's *name*, callable: ``answers.answer("seed")(3)`` reaches an answer whose name
         is one of this object's own (``seed``, ``rng``, ``forbid``, ``cuda_probe``, ``answer``)."""
@@ -314,27 +287,6 @@ class Answers:
             return session.request(fields, args, kwargs)
         call.__name__ = name
         return call
-
-
-# ------------------------------------------------------------------------------------ the verdicts
-def feedback(e: BaseException) -> str:
-    """What a student may see of a failed hidden check: the author's message, what the answer
-    raised (with the student's own frames), never a line of the hidden test."""
-    if isinstance(e, AnswerRaised):
-        what = f"your answer raised {e.kind}" + (f": {e.message}" if e.message else "")
-        if e.trace:
-            what += "\n  in your code:\n    " + "\n    ".join(e.trace)
-    elif isinstance(e, CallFailed):
-        what = str(e)
-    else:
-        try:
-            what = "".join(traceback.format_exception_only(type(e), e)).strip()
-        except Exception:  # noqa: BLE001
-            what = type(e).__name__
-    what = clean(what)
-    if len(what) > FEEDBACK_LIMIT:
-        what = what[:FEEDBACK_LIMIT] + " ... [clipped]"
-    return "a hidden test failed: " + what
 
 
 def run_cell(session: Calls, test: dict, forbid: tuple[str, ...], secret: int) -> dict:
@@ -362,7 +314,7 @@ def run_cell(session: Calls, test: dict, forbid: tuple[str, ...], secret: int) -
                 error = error or feedback(e)
         checks += [[name, points, err is None, "" if err is None else feedback(err)]
                    for name, points, err in recorded.checks]
-    checks, error = policy.apply(checks, error, session.tampered)
+    checks, error = apply_policy(checks, error, session.tampered)
     return {"checks": checks, "error": error}
 
 

@@ -132,7 +132,7 @@ class Kernel:
     def _fresh_profile(self) -> None:
         """A new, empty, read-only IPython profile for this start (none of an earlier kernel's
         files, e.g. a startup file it planted, can run in this one)."""
-        from .isolate import empty_profile
+        from .privatefiles import empty_profile
         d = tempfile.mkdtemp(prefix=f"kernel-{self.restarts}-", dir=self.profile_root)
         _, self.profile_dir = empty_profile(d)
         os.chmod(d, 0o555)

@@ -10,7 +10,8 @@ grading user.  That root holds only:
 * the kernel's private directory (read-write) and the grader's directory of its connection file,
   profile and call socket (read-only);
 * an empty ``/tmp`` and ``/dev/shm`` (tmpfs of :data:`TMP_SIZE`), ``/dev/null``, ``zero``,
-  ``random``, ``urandom``, and ``/proc``.
+  ``random``, ``urandom``, ``/proc``, and of ``/etc`` only the dynamic linker's cache and the local
+  time zone.
 
 No other path of the host exists there: not the course checkout, not ``/root``, not ``/home``, not
 another grade's directory, so a readable copy of a solution elsewhere on the host cannot be opened.
@@ -46,6 +47,7 @@ unset IFS
 for l in bin lib lib64 sbin; do [ -L "/$l" ] && ln -s "$(readlink "/$l")" "$R/$l"; done
 for d in __DEVICES__; do touch "$R/dev/$d"; mount --bind "/dev/$d" "$R/dev/$d"; done
 mount -t proc proc "$R/proc"
+for f in /etc/ld.so.cache /etc/localtime; do [ -f "$f" ] && touch "$R$f" && mount --bind "$f" "$R$f"; done
 echo "$who" | { IFS=: read u g; echo "grader:x:$u:$g::/nonexistent:/usr/sbin/nologin" > "$R/etc/passwd"; }
 mount -o remount,ro "$R"
 exec chroot --userspec="$who" --groups="${who#*:}" "$R" /usr/bin/env --chdir="$cwd" "$@"
@@ -92,11 +94,13 @@ def command(root: str, uid: int, gid: int, cwd: str, read_only: list[str],
             read_write: list[str]) -> list[str]:
     """The prefix of the kernel's command line that starts it in its own view (see the module
     docstring); *root* is an empty directory of root's."""
-    unshare, _, _, sh = _tools() or ("unshare", "chroot", "mount", "/bin/sh")
+    unshare, chroot, mount, sh = _tools() or ("unshare", "chroot", "mount", "/bin/sh")
     bad = [p for p in read_only + read_write if ":" in p]
     if bad:
         raise ValueError(f"a path with ':' cannot be shown to the kernel: {bad[0]!r}")
-    return [unshare, "--mount", "--propagation", "private", sh, "-c", SCRIPT, "memlab-view", root,
+    script = SCRIPT.replace("exec chroot ", f"exec {chroot} ").replace("\nmount ", f"\n{mount} ")
+    script = script.replace("; mount ", f"; {mount} ").replace(" && mount ", f" && {mount} ")
+    return [unshare, "--mount", "--propagation", "private", sh, "-c", script, "memlab-view", root,
             f"{uid}:{gid}", cwd, ":".join(read_only), ":".join(read_write)]
 
 

@@ -600,3 +600,56 @@ def test_trial2_the_kernel_cannot_open_a_readable_solution_elsewhere(tmp_path):
     finally:
         shutil.rmtree(planted, ignore_errors=True)
     assert data["score"] == 0, r.feedback()
+
+
+GPU_CHEAT = {
+    "q1_bias_relu": """
+        @cuda.jit
+        def bias_relu_kernel(x, b, out):
+            pass                                   # launched, computes nothing
+
+        def bias_relu(x, b):
+            out = cuda.device_array(x.shape, np.float32)
+            bias_relu_kernel[1, 32](cuda.to_device(x), cuda.to_device(b), out)
+            return np.maximum(x + b, 0).astype(np.float32)
+    """,
+    "q2_row_sum": """
+        @cuda.jit
+        def row_sum_kernel(x, out):
+            s = cuda.shared.array(THREADS, float32)
+            if cuda.threadIdx.x == 0:
+                acc = float32(0)
+                for k in range(THREADS):
+                    acc += s[k]                    # reads shared memory THREADS times, sums zeros
+                out[cuda.blockIdx.x] = acc * 0
+
+        def row_sums(x):
+            out = cuda.device_array(x.shape[0], np.float32)
+            row_sum_kernel[x.shape[0], THREADS](cuda.to_device(x), out)
+            return x.sum(axis=1).astype(np.float32)
+    """,
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_trial2_exercise_14_is_judged_on_the_kernels_results(mode, tmp_path):
+    """(i) Kernels launched but computing nothing, with numpy computing the values: 0 points.  The
+    judge launches the student's kernels itself (the call server makes the device arrays) and reads
+    the results back; no count of the student's process decides anything.  The solution keeps 10."""
+    import nbformat
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    sol = ROOT / "solutions" / "14_gpu_kernels.ipynb"
+    nb = nbformat.read(ROOT / "exercises" / "14_gpu_kernels.ipynb", as_version=4)
+    for c in nb.cells:
+        qid = hostile.meta(c).get("id")
+        if qid in GPU_CHEAT:
+            c.source = textwrap.dedent(GPU_CHEAT[qid]).strip("\n")
+    (tmp_path / "w").mkdir()
+    path = tmp_path / "w" / "14_gpu_kernels.ipynb"
+    nbformat.write(nb, path)
+    iso = _mode(mode)
+    r = grade(path, solution=sol, json_path=tmp_path / "r.json", isolate=iso, timeout=120,
+              memory_limit=1 << 30)
+    assert r.score == 0, r.feedback()
+    r = grade(sol, solution=sol, isolate=iso, timeout=120, memory_limit=1 << 30)
+    assert r.score == r.max_score == 10, r.feedback()
