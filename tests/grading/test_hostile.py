@@ -653,3 +653,13 @@ def test_trial2_exercise_14_is_judged_on_the_kernels_results(mode, tmp_path):
     assert r.score == 0, r.feedback()
     r = grade(sol, solution=sol, isolate=iso, timeout=120, memory_limit=1 << 30)
     assert r.score == r.max_score == 10, r.feedback()
+
+
+def test_trial2_a_reply_over_the_frame_cap_fails_its_call():
+    """(g) Frames are capped at 8 MB, 17 times the largest honest call of the 15 solutions (474,700
+    bytes, measured): a bigger reply fails its call with the reason, the judge decodes nothing."""
+    from memlab.grading.codec import MAX_BYTES
+    from memlab.grading.judge import run_local
+    ns = {"big": lambda: __import__("numpy").zeros(MAX_BYTES // 6)}
+    out = run_local("def test_big(answers):\n    answers.big()\n", ns)
+    assert "over the limit" in out["error"], out
