@@ -663,3 +663,28 @@ def test_trial2_a_reply_over_the_frame_cap_fails_its_call():
     ns = {"big": lambda: __import__("numpy").zeros(MAX_BYTES // 6)}
     out = run_local("def test_big(answers):\n    answers.big()\n", ns)
     assert "over the limit" in out["error"], out
+
+
+def test_trial2_the_judge_runs_under_its_own_memory_limit(tmp_path):
+    """(g) A graph whose values would need 32 GB, returned to a judge that runs it: the judge's own
+    address-space limit (4 GB) makes that check fail with a MemoryError, the grade goes on and ends,
+    results.json written (the trial took an unlimited judge to 4.1 GB)."""
+    from memlab.grading.authoring import answer, notebook, tests, write
+    judge_code = ("import numpy as np\nimport memlab as ml\nfrom memlab.testing import check\n\n"
+                  "def test_big(answers):\n"
+                  "    with check(points=1, name='runs the returned graph'):\n"
+                  "        out = answers.big()\n"
+                  "        x = out.inputs[0]\n"
+                  "        ml.Executor([out]).run({x: np.broadcast_to(np.float32(0), x.shape)})\n"
+                  "    with check(points=1, name='a small one'):\n"
+                  "        assert answers.small() == 2\n")
+    cells = [answer("q1", "import memlab as ml\ndef big():\n    ### BEGIN SOLUTION\n"
+                          "    return ml.exp(ml.placeholder('x', (1 << 17, 1 << 16)))\n    ### END SOLUTION\n"
+                          "def small():\n    return 2"),
+             tests("q1_tests", "q1", 2, "", hidden=judge_code)]
+    sol = write(notebook("big", cells), tmp_path / "big.ipynb")
+    t0 = time.monotonic()
+    r = grade(sol, solution=sol, json_path=tmp_path / "r.json", timeout=60, total_timeout=200)
+    assert time.monotonic() - t0 < 200
+    assert r.score == 1 and "MemoryError" in r.tests[0].output, r.feedback()
+    assert json.loads((tmp_path / "r.json").read_text())["score"] == 1
