@@ -64,8 +64,9 @@ $(GRADING_STAMP): $(LOCK) $(shell find memlab -name '*.py')
 # Everything, on $(JOBS) processes: each test file (each notebook) stays on one process, and the
 # grading tests share one (tests/conftest.py says how the work is shared).  Under 8 minutes on 2
 # cores: the tests marked `extended` (JupyterLab on every lesson rather than four, one grade per cheap
-# attack and the attack sweep of every exercise, the feedback check of every solution, setup.sh from
-# the package index) cover code that make test covers already, more slowly: `make test-extended`.
+# attack and the attack sweep of every exercise, the feedback check of every solution, concurrent
+# grades, setup.sh from the package index) cover code that make test covers already, more slowly:
+# `make test-extended`.  CI (.ci/run) runs both, so nothing tested is skipped there.
 test: $(STAMP) grading-venv
 	@scripts/system-deps.sh --browser
 	$(GRADING_ENV) $(PYTEST) -n $(JOBS) --dist loadscope tests lessons $(NBVAL) -m "not extended"

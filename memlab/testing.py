@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import sys
 from contextlib import contextmanager
-from types import FrameType, TracebackType
+from types import FunctionType, TracebackType
 from typing import Callable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
@@ -103,15 +103,30 @@ def check_plan_runs(plan: Plan, feed: Mapping[Node | str, object], rtol: float =
 _F = TypeVar("_F", bound=Callable[[], object])
 
 
-#: Set by the judge (memlab.grading.judge) while a hidden test function runs: its checks go here as
-#: ``(name, points, error or None)``.  No student code runs in the judge's process.
-_JUDGE_CHECKS: list | None = None
+class _Recorder:
+    """What :func:`record_checks` collects: ``checks`` as ``(name, points, error or None)``, and the
+    functions a bare ``forbid()`` refuses inside the block."""
+
+    def __init__(self, forbid: tuple[str, ...]) -> None:
+        self.checks: list[tuple[str, float, BaseException | None]] = []
+        self.forbid = tuple(forbid)
 
 
-def _grader() -> type | None:
-    """The grader's guard in this kernel, when ``memlab grade`` runs it (see memlab.grading.inkernel)."""
-    found = [c for c in object.__subclasses__() if c.__name__ == "_MemlabGuard"]
-    return found[0] if found else None
+_RECORDERS: list[_Recorder] = []
+
+
+@contextmanager
+def record_checks(forbid: Sequence[str] = ()) -> Iterator[_Recorder]:
+    """Within the block, every :class:`check` is recorded (``rec.checks``: ``(name, points, error or
+    None)``) instead of raising, and a bare ``forbid()`` refuses *forbid*.  The judge records the
+    checks of a hidden test function this way; ``memlab check-work`` those of a visible tests cell.
+    """
+    rec = _Recorder(tuple(str(t) for t in forbid))
+    _RECORDERS.append(rec)
+    try:
+        yield rec
+    finally:
+        _RECORDERS.remove(rec)
 
 
 class check:
@@ -119,10 +134,10 @@ class check:
 
     Use it as a context manager (``with check(points=1, name="empty graph"): assert ...``) or as a
     decorator (``@check(points=2, name="random graphs")`` on a function of no arguments, which runs
-    at once).  When ``memlab grade`` runs the tests cell, a check that raises costs only its own
-    points: the grader records it and the cell goes on.  Elsewhere (a student running the cell) a
-    failing check raises as a plain ``assert`` would.  Only checks written in the tests cell itself
-    count; the cell's points should be the sum of its checks' points.
+    at once).  Inside :func:`record_checks` (the judge running hidden tests, ``memlab check-work``
+    running visible ones) a check that raises costs only its own points: it is recorded and the
+    cell goes on.  Elsewhere (a student running the cell) a failing check raises as a plain
+    ``assert`` would.  The cell's points should be the sum of its checks' points.
     """
 
     def __init__(self, points: float, name: str) -> None:
@@ -132,12 +147,11 @@ class check:
             raise ValueError(f"check(name=...) must be a non-empty string, not {name!r}")
         self.points, self.name = float(points), name
 
-    def _done(self, error: BaseException | None, frame: FrameType | None) -> bool:
-        if _JUDGE_CHECKS is not None:
-            _JUDGE_CHECKS.append((self.name, self.points, error))
-            return True
-        guard = _grader()
-        return bool(guard is not None and guard.record(self.name, self.points, error, frame))
+    def _done(self, error: BaseException | None) -> bool:
+        if not _RECORDERS:
+            return False
+        _RECORDERS[-1].checks.append((self.name, self.points, error))
+        return True
 
     def __enter__(self) -> "check":
         return self
@@ -145,17 +159,16 @@ class check:
     def __exit__(self, kind: type | None, error: BaseException | None, tb: TracebackType | None) -> bool:
         if error is not None and not isinstance(error, Exception):
             return False                     # KeyboardInterrupt (a time limit), SystemExit: not a verdict
-        return self._done(error, sys._getframe(1)) and error is not None
+        return self._done(error) and error is not None
 
     def __call__(self, fn: _F) -> _F:
-        frame = sys._getframe(1)
         try:
             fn()
         except Exception as e:  # noqa: BLE001  (a failed check, whatever it raised)
-            if not self._done(e, frame):
+            if not self._done(e):
                 raise
         else:
-            self._done(None, frame)
+            self._done(None)
         return fn
 
 
@@ -180,46 +193,145 @@ def _resolve(target: str) -> tuple[object, str, object]:
     raise ValueError(f"cannot resolve {target!r}")
 
 
+def _refusing_code(fn: FunctionType, target: str) -> object:
+    """A code object that raises :class:`WriteItYourself` naming *target*, with *fn*'s free
+    variables (so it can become ``fn.__code__``: every reference to *fn* then refuses)."""
+    names = fn.__code__.co_freevars
+    message = f"this answer calls {target}: the question asks you to write it yourself"
+    body = f"  if 0: ({', '.join(names)},)\n" if names else ""
+    src = ("def _outer():\n" + "".join(f" {n} = None\n" for n in names)
+           + " def refuse(*args, **kwargs):\n" + body
+           + f"  raise __import__('memlab.testing').testing.WriteItYourself({message!r})\n"
+           + " return refuse\n")
+    space: dict = {}
+    exec(compile(src, "<memlab.testing.forbid>", "exec"), space)  # noqa: S102  (fixed text)
+    return space["_outer"]().__code__
+
+
+def _functions(value: object) -> list[FunctionType]:
+    """The plain functions a refused name stands for: the function, or a class's own methods."""
+    if isinstance(value, FunctionType):
+        return [value]
+    if isinstance(value, type):
+        out = []
+        for v in vars(value).values():
+            v = v.__func__ if isinstance(v, (staticmethod, classmethod)) else v
+            if isinstance(v, property):
+                out += [f for f in (v.fget, v.fset, v.fdel) if isinstance(f, FunctionType)]
+            elif isinstance(v, FunctionType):
+                out.append(v)
+        return out
+    return []
+
+
+class _Refusals:
+    """The functions refused now, by their code's (file, qualified name).  While :meth:`hook` is
+    installed, every module run from a file (``importlib.reload``, a spec loaded from the library's
+    file under another name) is remembered by its file, and its copies of refused functions refuse
+    too: those run while a refusal is in force at once, those run earlier when the next starts."""
+    active: dict[tuple[str, str], str] = {}
+    copies: list[tuple[FunctionType, object]] = []     # refused copies, put back with the last refusal
+    original: dict[int, object] = {}                    # id(function) -> its own code, while refused
+    modules: dict[str, list] = {}                       # file -> weak references to modules run from it
+    hooked: object = None
+    permanent = False                                   # the kernel keeps the hook (call server)
+
+    @classmethod
+    def key(cls, fn: FunctionType) -> tuple[str, str]:
+        import os
+        return os.path.realpath(fn.__code__.co_filename), fn.__code__.co_qualname
+
+    @classmethod
+    def refuse_copies(cls, module: object) -> None:
+        for value in list(vars(module).values()):
+            for fn in _functions(value):
+                target = cls.active.get(cls.key(fn))
+                if target is not None and fn.__code__.co_filename != "<memlab.testing.forbid>":
+                    cls.copies.append((fn, fn.__code__))
+                    fn.__code__ = _refusing_code(fn, target)
+
+    @classmethod
+    def hook(cls, permanent: bool = False) -> None:
+        import importlib._bootstrap_external as ext
+        import os
+        import weakref
+        cls.permanent = cls.permanent or permanent
+        if cls.hooked is not None:
+            return
+        run = ext._LoaderBasics.exec_module
+
+        def exec_module(loader: object, module: object) -> None:
+            run(loader, module)
+            origin = getattr(getattr(module, "__spec__", None), "origin", None)
+            if isinstance(origin, str):
+                refs = cls.modules.setdefault(os.path.realpath(origin), [])
+                refs[:] = [r for r in refs if r() is not None] + [weakref.ref(module)]
+            if cls.active:
+                cls.refuse_copies(module)
+        cls.hooked = run
+        ext._LoaderBasics.exec_module = exec_module
+
+    @classmethod
+    def unhook(cls) -> None:
+        import importlib._bootstrap_external as ext
+        if not cls.active:
+            for fn, code in reversed(cls.copies):
+                fn.__code__ = code
+            cls.copies.clear()
+            if cls.hooked is not None and not cls.permanent:
+                ext._LoaderBasics.exec_module, cls.hooked = cls.hooked, None
+
+
 @contextmanager
 def forbid(*targets: str) -> Iterator[None]:
-    """Within the block, the library functions named by ``targets`` (``"memlab.checkpoint.optimal"``,
-    or a method such as ``"memlab.graph.ops.elementwise.Elementwise.gradient"``) raise
-    :class:`WriteItYourself`: where they are defined, in every loaded ``memlab`` module that imported
-    them, and in the notebook's own namespace (``__main__``). Everything is restored afterwards.
+    """Within the block, the library functions named by ``targets`` (public names such as
+    ``"memlab.checkpoint.optimal"``, or a class or a method such as
+    ``"memlab.checkpoint.HeteroPlanner.solve"``) raise :class:`WriteItYourself`, however they are
+    reached: their code is swapped, so a name bound elsewhere, a default argument or a closure that
+    kept the function refuses too, and so do copies made by running the library's module file again
+    (``importlib.reload``, a spec loaded from it under another name).  A class refuses its own
+    methods.  Everything is restored afterwards.
 
-    Without targets: the functions the exercise forbids (its solution's ``forbid`` metadata) while
-    ``memlab grade`` runs it, nothing otherwise; visible checks use it so that an answer that
-    delegates earns no partial credit either.
+    Without targets: the functions :func:`record_checks` names (the exercise's ``forbid`` list when
+    ``memlab check-work`` runs a visible tests cell), nothing otherwise; visible checks use it so that
+    an answer that delegates earns no partial credit either.
     """
     if not targets:
-        guard = _grader()
-        targets = tuple(getattr(guard, "answer_forbid", ())) if guard is not None else ()
-    resolved = [(target, *_resolve(target)) for target in targets]   # all before any swap: a
-    swapped: list[tuple[object, str, object]] = []                     # class swapped first would
-    originals = []                                                     # hide its methods
+        targets = _RECORDERS[-1].forbid if _RECORDERS else ()
+    resolved = [(target, _resolve(target)[2]) for target in targets]   # all before any swap
+    swapped: list[tuple[FunctionType, object]] = []
+    keys: list[tuple[tuple[str, str], str | None]] = []
     try:
-        for target, owner, attr, original in resolved:
-
-            def refuse(*args: object, _name: str = target, **kwargs: object) -> None:
-                raise WriteItYourself(f"this answer calls {_name}: the question asks you to write "
-                                      f"it yourself")
-
-            originals.append((original, refuse))
-            swapped.append((owner, attr, original))
-            setattr(owner, attr, refuse)
-        for name, module in list(sys.modules.items()):
-            if module is None or not (name == "__main__" or name.startswith("memlab")):
-                continue
-            space = vars(module)
-            for key, value in list(space.items()):
-                for original, refuse in originals:
-                    if value is original:
-                        swapped.append((module, key, value))
-                        space[key] = refuse
+        for target, value in resolved:
+            fns = _functions(value)
+            if not fns:
+                raise ValueError(f"forbid: {target!r} is neither a function nor a class")
+            for fn in fns:
+                swapped.append((fn, fn.__code__))
+                _Refusals.original.setdefault(id(fn), fn.__code__)
+                k = _Refusals.key(fn)
+                keys.append((k, _Refusals.active.get(k)))
+                _Refusals.active[k] = target
+                fn.__code__ = _refusing_code(fn, target)
+        for k in {k for k, _ in keys}:                     # copies made before: reload, re-loading
+            for ref in _Refusals.modules.get(k[0], []):
+                module = ref()
+                if module is not None:
+                    _Refusals.refuse_copies(module)
+        if swapped:
+            _Refusals.hook()
         yield
     finally:
-        for owner, attr, value in reversed(swapped):
-            setattr(owner, attr, value)
+        for fn, code in reversed(swapped):
+            fn.__code__ = code
+            if _Refusals.original.get(id(fn)) is code:
+                del _Refusals.original[id(fn)]
+        for k, before in reversed(keys):
+            if before is None:
+                _Refusals.active.pop(k, None)
+            else:
+                _Refusals.active[k] = before
+        _Refusals.unhook()
 
 
 @contextmanager

@@ -8,6 +8,9 @@ want_browser=0
 
 missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+# isolated grading starts the kernel in a mount namespace of its own (unshare, mount, chroot)
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+command -v mount >/dev/null 2>&1 || missing+=(mount)
 if [ "$want_browser" = 1 ] && ! [ -x /usr/bin/chromium ]; then missing+=(chromium); fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -63,7 +63,16 @@ def test_every_module_belongs_to_a_layer():
 #: hidden tests) and the call server (in the student's kernel) rebuild graphs with memlab's
 #: constructors and apply memlab.testing.forbid, so they may import those layers.
 OUTSIDE_THE_GRADER = {"grading/judge.py": {"errors", "grading", "graph", "testing"},
-                      "grading/callserver.py": {"errors", "grading", "graph", "testing"}}
+                      "grading/callserver.py": {"errors", "grading", "graph", "testing"},
+                      "grading/watch.py": {"errors", "grading", "testing"}}
+#: The seams between grading's processes: what each side may import of memlab.grading.  The kernel
+#: side (one module, loaded into the student's kernel) and the wire format import nothing of the
+#: grader; the judge only the kernel side's server (for trial runs), the wire format and its policy.
+WIRE = {"codec", "frames", "text"}
+GRADING_SEAMS = {"callserver": WIRE | {"watch"}, "watch": set(), "codec": set(), "frames": {"codec"}, "text": set(),
+                 "judge": WIRE | {"callserver", "policy", "verdicts"}, "policy": {"text"},
+                 "verdicts": {"text"}}
+KERNEL_SIDE = {"callserver", "watch", "judge"}           # never imported by the grader's own modules
 
 
 def violations(path: Path, text: str | None = None) -> set[str]:
@@ -135,3 +144,37 @@ def test_no_jslink_in_widgets():
     for p in (PKG / "viz").glob("*.py"):
         text = p.read_text()
         assert "widgets.jslink" not in text and "jslink(" not in text, f"{p.name} uses jslink"
+
+
+def _grading_imports(path: Path, text: str | None = None) -> set[str]:
+    return {i.split(".")[2] for i in imports(path, text)
+            if i.startswith("memlab.grading.") and len(i.split(".")) > 2}
+
+
+@pytest.mark.parametrize("name", sorted(GRADING_SEAMS))
+def test_grading_processes_meet_only_at_their_seams(name):
+    """The kernel side and the wire format import nothing of the grader; the judge imports only
+    the kernel side's server, the wire format and its policy."""
+    bad = _grading_imports(PKG / "grading" / f"{name}.py") - GRADING_SEAMS[name] - {name}
+    assert not bad, f"grading/{name}.py imports grading's {sorted(bad)}: beyond its seam"
+
+
+def test_the_grader_never_imports_the_judge_or_the_kernel_side():
+    """The grader starts the judge and the kernel side as processes; it never imports them (the
+    kernel side would bring memlab's algorithms into the grader)."""
+    for p in sorted((PKG / "grading").glob("*.py")):
+        if p.stem in KERNEL_SIDE or p.stem in GRADING_SEAMS:
+            continue
+        bad = _grading_imports(p) & KERNEL_SIDE
+        assert not bad, f"grading/{p.name} imports {sorted(bad)}"
+
+
+def test_the_seam_rule_catches_a_crossing():
+    assert _grading_imports(PKG / "grading" / "callserver.py", "from .session import Session\n") == \
+        {"session"}
+
+
+def test_no_grading_module_is_over_about_400_lines():
+    long = {p.name: n for p in (PKG / "grading").glob("*.py")
+            if (n := len(p.read_text().splitlines())) > 420}
+    assert not long, f"split these grading modules: {long}"

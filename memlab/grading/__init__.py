@@ -1,9 +1,20 @@
 """memlab's exercise machinery: make student notebooks from solutions, grade them.
 
-The authoring spec (notebook schema, markers, tests cells, partial credit, the guard, feedback rules)
-and the commands (``assign``, ``grade``, ``check-work``, ``grade-all``, ``check``, ``autograder``)
-are described in ``docs/grading.md``.  This package imports only the standard library, nbformat,
-jupyter_client and tqdm (never memlab's algorithms).
+The authoring spec (notebook schema, markers, tests cells, partial credit, the judge, feedback
+rules) and the commands (``assign``, ``grade``, ``check-work``, ``grade-all``, ``check``,
+``autograder``) are described in ``docs/grading.md``.  The grader imports only the standard
+library, nbformat, jupyter_client and tqdm (never memlab's algorithms).
+
+Who runs what, by process:
+
+* the grader (:mod:`.grade`, :mod:`.session`, :mod:`.calls`, :mod:`.batch`, :mod:`.bundle`,
+  :mod:`.isolate`, :mod:`.kernel`, the CLI): reads notebooks, runs the student's kernel and the
+  judge, relays the judge's calls, writes the results;
+* the judge (:mod:`.judge`): a process of its own that runs the hidden tests and decides every
+  verdict (:mod:`.policy` is what it does with what the kernel reports);
+* the kernel side (:mod:`.callserver`): one module loaded into the student's kernel, entry points
+  ``start`` (before the first student cell) and ``serve``; it imports nothing of the grader;
+* the wire format between them (:mod:`.codec`).
 
 Python API: ``assign``, ``grade``, ``check_work``, ``grade_all``, ``check_all``, ``load``,
 ``find_solution``, ``write_release`` (``memlab release``), ``MIN_MEMORY``, the results (``Result``, ``QuestionResult``, ``TestResult``) and the notebook

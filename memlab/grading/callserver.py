@@ -1,8 +1,11 @@
-"""The kernel side of the judge: serve the grader's calls of the student's answers.
+"""The kernel side of grading: the one module the grader loads into the student's kernel.
 
-After the student's cells ran, the grader runs ``serve(port, token)`` in the student's kernel: it
-connects to the grader on ``127.0.0.1:port`` (presenting *token*) and answers requests until told
-to stop.  A request names an answer (a name in the notebook's namespace, or a method of an object
+Two entry points.  :func:`start` runs before the first student cell: it lowers the kernel's resource
+limits, makes ``exit()`` and ``quit()`` harmless, refuses the exercise's ``forbid`` list while the
+student's cells run, and records what it will report as tampering.  After the student's cells ran,
+the grader runs :func:`serve` in the kernel: it connects to the grader's Unix socket (in a
+directory only this grade's user can enter; the grader checks the peer's uid), presents the grade's
+token, reports what was tampered with as plain data, and answers requests until told to stop.  A request names an answer (a name in the notebook's namespace, or a method of an object
 an earlier call returned), its arguments as plain data (:mod:`.codec`; graphs as node records,
 rebuilt with memlab's constructors by :func:`memlab.graph.plain.from_plain`) and the library
 functions refused during the call (:func:`memlab.testing.forbid`).  The reply is the result as
@@ -22,68 +25,19 @@ import sys
 import traceback
 from typing import Any
 
-try:
-    from .codec import CodecError, decode, encode, to_wire
-except ImportError:          # loaded as a file in the student's kernel (see calls.serve_code)
-    _c = sys.modules["_memlab_codec"]
-    CodecError, decode, encode, to_wire = _c.CodecError, _c.decode, _c.encode, _c.to_wire
+import contextlib
 
-MAX_FRAME = 64 << 20
+import memlab.testing as _testing
+
+from .codec import CodecError, decode, encode, structure_from_plain, structure_to_plain, to_wire
+from .frames import MAX_FRAME, recv_frame, send_frame
+from .watch import baseline, tampering
+#: The call server's own refusals and probe, made from the library's functions when this module
+#: loads (before any student cell), so that rebinding or editing ``memlab.testing.forbid`` later
+#: changes nothing here (and is reported: :func:`tampering`).
+_forbid = contextlib.contextmanager(_testing.forbid.__wrapped__)
+_cuda_probe = contextlib.contextmanager(_testing.cuda_probe.__wrapped__)
 TRACE_LINES = 4
-
-
-def send_frame(sock: socket.socket, data: bytes) -> None:
-    sock.sendall(struct.pack(">I", len(data)) + data)
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes | None:
-    parts, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            return None
-        parts.append(chunk)
-        got += len(chunk)
-    return b"".join(parts)
-
-
-def recv_frame(sock: socket.socket, limit: int = MAX_FRAME) -> bytes | None:
-    """One frame, or None at the end of the stream; ValueError for a frame over *limit*."""
-    head = recv_exact(sock, 4)
-    if head is None:
-        return None
-    (n,) = struct.unpack(">I", head)
-    if n > limit:
-        raise ValueError(f"a frame of {n:,} bytes is over the limit of {limit:,}")
-    return recv_exact(sock, n)
-
-
-#: memlab's structures that cross as plain data, by kind: (module, class names); each is rebuilt on
-#: the other side with its own ``from_plain`` (chain actions with ``action_from_plain``).
-STRUCTURES = {"tree": ("memlab.scheduling.treebase", ("Tree",)),
-              "taskgraph": ("memlab.scheduling.taskgraph", ("TaskGraph",)),
-              "hetero_chain": ("memlab.checkpoint.hetero", ("HeteroChain",)),
-              "action": ("memlab.checkpoint.chain", ("Forward", "Backward", "Free"))}
-
-
-def structure_to_plain(x: Any) -> tuple[str, Any] | None:
-    """``(kind, plain data)`` for one of memlab's structures (:data:`STRUCTURES`), else None."""
-    t = type(x)
-    for kind, (module, names) in STRUCTURES.items():
-        m = sys.modules.get(module)
-        if m is not None and t.__name__ in names and getattr(m, t.__name__, None) is t:
-            return kind, (m.action_to_plain(x) if kind == "action" else x.to_plain())
-    return None
-
-
-def structure_from_plain(kind: Any, data: Any) -> Any:
-    """The structure :func:`structure_to_plain` wrote, rebuilt with memlab's constructors."""
-    import importlib
-    if kind not in STRUCTURES:
-        raise CodecError(f"unknown structure {str(kind)[:40]!r}")
-    module, names = STRUCTURES[kind]
-    m = importlib.import_module(module)
-    return m.action_from_plain(data) if kind == "action" else getattr(m, names[0]).from_plain(data)
 
 
 class _Ref:
@@ -271,8 +225,7 @@ class Server:
             sys.meta_path.insert(0, self.hook)
 
     def _enter(self, targets: tuple) -> None:
-        from memlab.testing import forbid
-        ctx = forbid(*targets)
+        ctx = _forbid(*targets)
         ctx.__enter__()
         self.ctxs.append(ctx)
 
@@ -288,6 +241,18 @@ class Server:
                 pass
 
     def handle(self, text: bytes) -> bytes:
+        """Serve one request; the reply also carries what was tampered with, if anything
+        (:func:`tampering`: plain data the judge's policy, :mod:`memlab.grading.policy`, applies)."""
+        reply = self._handle(text)
+        seen = tampering()
+        if not seen:
+            return reply
+        import json
+        data = json.loads(reply)
+        data["$d"].append(["tampered", to_wire(seen)])
+        return json.dumps(data, separators=(",", ":")).encode("utf-8")
+
+    def _handle(self, text: bytes) -> bytes:
         try:
             req = decode(text, self._ext_in)
             args, kwargs = self._args(req)
@@ -306,6 +271,8 @@ class Server:
                     fn = self.ns[name]
             elif op == "getattr":
                 fn = None
+            elif op == "launch":
+                fn = _launcher(self.ns, req["name"], req.get("grid"), req.get("block"))
             else:
                 raise ValueError(f"unknown request {op!r}")
         except Exception as e:  # noqa: BLE001  (a request this kernel cannot serve)
@@ -315,8 +282,7 @@ class Server:
             if op == "getattr":
                 result = getattr(self.handles[req["handle"]], req["name"])
             elif req.get("probe") == "cuda":          # counted here, in the student's process
-                from memlab.testing import cuda_probe
-                with cuda_probe() as probe:
+                with _cuda_probe() as probe:
                     result = fn(*args, **kwargs)
                 result = (result, {"launches": dict(probe["launches"]),
                                    "shared_reads": int(probe["shared_reads"])})
@@ -349,17 +315,76 @@ class Server:
         return encode({"failed": f"{what} ({msg})"}).encode("utf-8")
 
 
-def serve(port: int, token: str, namespace: dict | None = None) -> None:
-    """Connect to the grader and answer its requests until it says ``bye`` or goes away."""
+def _launcher(ns: dict, name: str, grid: Any, block: Any) -> Any:
+    """A call that launches the notebook's CUDA kernel *name* as ``kernel[grid, block]`` on device
+    arrays made here from the arguments (numpy arrays; other values pass as they are), then returns
+    every argument read back from the device: the judge reads the kernel's results, not the
+    student's account of them (exercise 14)."""
+    import numpy as np
+    from numba import cuda
+    kernel = ns.get(name)
+    if kernel is None:
+        raise NameError(f"name {name!r} is not defined in your notebook")
+    if not hasattr(kernel, "__getitem__") or isinstance(kernel, (dict, list, tuple, str)):
+        raise TypeError(f"{name} is not a CUDA kernel (decorate it with @cuda.jit)")
+    dims = [tuple(int(v) for v in d) if isinstance(d, (list, tuple)) else int(d) for d in (grid, block)]
+
+    def launch(*args: Any) -> list:
+        dev = [cuda.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args]
+        kernel[dims[0], dims[1]](*dev)
+        return [d.copy_to_host() if hasattr(d, "copy_to_host") else d for d in dev]
+    return launch
+
+
+class _Kernel:
+    """What :func:`start` set up: the answer-time refusals, the baseline of tampering reports."""
+    answer_forbid = None           # memlab.testing.forbid's context while the student's cells run
+
+
+def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
+    """Set the kernel up before any student cell (see the module docstring)."""
+    import builtins
+    import resource
+    for name, value in (rlimits or {}).items():
+        which = getattr(resource, name)
+        hard = resource.getrlimit(which)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (value, value))
+    shell = getattr(builtins, "get_ipython", lambda: None)()
+    if shell is not None:
+        # exit() and quit() would stop the kernel a moment after the cell (ipykernel's ask_exit):
+        # while grading they only say they were ignored, so the other answers are still graded.
+        shell.ask_exit = _ignore_exit
+    baseline({"memlab.grading.callserver.serve": serve, "memlab.grading.callserver.start": start,
+              "memlab.grading.callserver._forbid": _forbid,
+              "memlab.grading.callserver._cuda_probe": _cuda_probe,
+              "Server.handle": Server.handle, "Server._arm": Server._arm, "Server._enter": Server._enter})
+    _testing._Refusals.hook(permanent=True)      # remember every module run again from a file
+    if forbid:
+        _Kernel.answer_forbid = _forbid(*forbid)
+        _Kernel.answer_forbid.__enter__()
+
+
+def _ignore_exit() -> None:
+    print("memlab grader: exit() and quit() are ignored while grading; the kernel keeps running",
+          file=sys.stderr)
+
+
+def serve(path: str, token: str, namespace: dict | None = None) -> None:
+    """Connect to the grader at the Unix socket *path* and answer its requests until it says
+    ``bye`` or goes away."""
     if namespace is None:
         namespace = vars(sys.modules["__main__"])
-    sock = socket.create_connection(("127.0.0.1", int(port)), timeout=30)
+    ctx, _Kernel.answer_forbid = _Kernel.answer_forbid, None
+    if ctx is not None:
+        ctx.__exit__(None, None, None)       # each call refuses what it names
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30)
+    sock.connect(path)
     sock.settimeout(None)
     sock.sendall(token.encode("ascii") + b"\n")
+    send_frame(sock, encode({"tampered": tampering()}).encode("utf-8"))
     server = Server(namespace)
-    guard = [c for c in object.__subclasses__() if c.__name__ == "_MemlabGuard"]
-    if guard:
-        guard[0].disarm()            # each call arms the refusals it names
     out, err = sys.stdout, sys.stderr
     sink = io.StringIO()
     sys.stdout = sys.stderr = sink   # what answers print while they are graded goes nowhere
@@ -381,6 +406,3 @@ def serve(port: int, token: str, namespace: dict | None = None) -> None:
         sys.stdout, sys.stderr = out, err
         server._disarm()
         sock.close()
-        if guard:
-            guard[0].arm()
-

@@ -1,8 +1,8 @@
 """``memlab check --feedback``: hidden feedback teaches without telling.
 
 Expected values in hidden tests are bound to names that start with ``want`` (docs/grading.md).  For
-each assertion of a tests cell that is hidden (or inside a helper the hidden tests call), a variant of
-the cell (for judge code: of its hidden part, which runs in the judge) replaces every ``want*`` value
+each assertion of a tests cell's hidden part (judge code, which runs in the judge), a variant of it
+replaces every ``want*`` value
 by a look-alike made of marker values (731902467, 7319.02467, "W4NTTOKEN"), forces that assertion to
 fail and lets every other assertion pass.  The solution's answers are then graded with these
 variants: each must report a hidden test failure, and no marker may reach the feedback.  An author's
@@ -15,7 +15,6 @@ import copy
 from pathlib import Path
 from typing import Callable
 
-from .authoring import tests as tests_cell
 from .notebook import KEY, judge_code, load_solution, notebook_bytes
 
 MARKERS = ("731902467", "731,902,467", "7319.02", "7.31902", "W4NTTOKEN")
@@ -87,6 +86,7 @@ def _candidates(source: str, hidden: set[int]) -> list[int]:
 
 
 def variants(solution: Path, out: Path):
+    from .authoring import tests as tests_cell
     sol = load_solution(solution)
     nb = copy.deepcopy(sol.nb)
     cells = [c for c in nb.cells if (c.metadata.get(KEY) or {}).get("kind") != "tests"]
@@ -94,10 +94,8 @@ def variants(solution: Path, out: Path):
     for t in sol.tests:
         if not t.hidden:
             continue
-        # judge code (the hidden part only: it runs in the judge) or, not yet converted, the whole
-        # cell in the kernel
-        source = judge_code(t.source) if t.judged else t.source
-        hidden = set(range(1, source.count("\n") + 2)) if t.judged else t.hidden
+        source = judge_code(t.source)                  # the hidden part: it runs in the judge
+        hidden = set(range(1, source.count("\n") + 2))
         for k in _candidates(source, hidden):
             tree = _Variant(k).visit(ast.parse(source))
             src = PERTURB + ast.unparse(ast.fix_missing_locations(tree))

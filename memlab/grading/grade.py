@@ -138,7 +138,7 @@ def escape_surrogates(nb) -> int:
     return count
 
 
-def _read(path: Path, what: str) -> bytes:
+def read_file(path: Path, what: str) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -152,7 +152,7 @@ def _read(path: Path, what: str) -> bytes:
     return data
 
 
-def _parse(data: bytes, path: Path):
+def parse_notebook(data: bytes, path: Path):
     try:
         return reads_notebook(data.decode("utf-8"), path)
     except UnicodeDecodeError as e:
@@ -161,7 +161,7 @@ def _parse(data: bytes, path: Path):
 
 def read_solution(path: Path) -> Solution:
     """Read and validate a solution notebook (once: it stays in memory while the kernel runs)."""
-    return parse_solution(_parse(_read(path, "solution notebook"), path), path)
+    return parse_solution(parse_notebook(read_file(path, "solution notebook"), path), path)
 
 
 def load(notebook, solution=None, assignment: str | None = None, official: bool = False,
@@ -176,7 +176,7 @@ def load(notebook, solution=None, assignment: str | None = None, official: bool 
         sol_path = find_solution(path, assignment, solution, official=official)
         sol = read_solution(sol_path)
     raw = read_submission(path)
-    nb = _parse(raw, path)
+    nb = parse_notebook(raw, path)
     meta = notebook_assignment(nb, str(path))
     if meta is None and not any(cell_meta(c) for c in nb.cells):
         raise GradingError(f"{path}: the notebook has no memlab metadata (neither nb.metadata['{KEY}'] "
@@ -197,48 +197,36 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
           total_timeout: float = 600.0, json_path=None, max_restarts: int = 5, max_output: int = 20_000,
           startup_timeout: float = 60.0, env: dict | None = None, isolate: bool | None = None,
           memory_limit: int | None = 4 << 30, progress: Callable[[str], None] | None = None,
-          hidden_visibility: str = "visible", slot: int = 0, allow_unisolated: bool = True) -> Result:
+          hidden_visibility: str = "visible", slot: int = 0, allow_unisolated: bool = True,
+          self_check: bool = False) -> Result:
     """Grade one notebook; returns a :class:`~memlab.grading.results.Result`.
 
     *solution* is the solution notebook (or a directory of them, with *assignment*, or a parsed
-    :class:`~memlab.grading.notebook.Solution`); it is required
-    with *json_path* (an official grade), else ``solutions/<assignment>.ipynb`` in the current
-    directory.  *timeout* bounds each cell, *total_timeout* the whole run (tests not run by then
-    score 0).  *json_path* receives Gradescope's results.json, also when the input is bad (score 0,
-    the error as output).  *isolate* (default: when root) runs the kernel as an unprivileged user in a
-    private directory (:mod:`.isolate`).  *memory_limit* bounds the kernel's address space, in bytes
-    (None: no limit).  *progress* receives one line per question as soon as its tests have run.
-    *hidden_visibility* is Gradescope's ``visibility`` for what hidden tests decide in results.json.
-    *slot* picks the grading user when isolated (parallel workers use one each, see :mod:`.batch`).
-    With ``allow_unisolated=False`` (an official grade: ``--json``, ``grade-all``, the autograder) a
-    run that would not be isolated is refused, saying why and how to fix it.
+    :class:`~memlab.grading.notebook.Solution`); it is never looked for (:func:`find_solution`), and
+    required with *json_path* (an official grade).  *timeout* bounds each cell, *total_timeout* the
+    whole run (tests not run by then score 0).  *json_path* receives Gradescope's results.json,
+    also when the input is bad (score 0, the error as output).  *isolate* (default: when root) runs
+    the kernel as an unprivileged user in a private directory (:mod:`.isolate`).  *memory_limit*
+    bounds the kernel's address space, in bytes (None: no limit).  *progress* receives one line per
+    question as soon as its tests have run.  *hidden_visibility* is Gradescope's ``visibility`` for
+    what hidden tests decide in results.json.  *slot* picks the grading user when isolated
+    (parallel workers use one each, see :mod:`.batch`).  With ``allow_unisolated=False`` (an
+    official grade: ``--json``, ``grade-all``, the autograder) a run that would not be isolated is
+    refused, saying why and how to fix it.  *self_check* (``memlab check-work``) runs the visible
+    tests in the kernel instead of the judge: a check of one's work, not a grade.
     The notebook file is read once and never written.  Raises :class:`GradingError` for bad input
     (not for anything the student's code does).  If results.json cannot be written at the end, the
     result says why in ``json_error``: the grade is returned, never lost.  Whatever fails (also a
     bug of the grader), *json_path* receives a score-0 record saying why.
     """
     t_start = time.monotonic()
-    max_score, sol_path = 0.0, None
     if hidden_visibility not in VISIBILITIES:
         raise GradingError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
                            f"not {hidden_visibility!r}")
+    known = {"max_score": 0.0, "solution": None}
     try:
-        if memory_limit is not None and memory_limit < MIN_MEMORY:
-            raise GradingError(f"memory_limit must be at least {MIN_MEMORY >> 20} MB (what a kernel with "
-                               f"the guard and numpy needs), or None, not {memory_limit!r} bytes")
-        if timeout <= 0 or total_timeout <= 0:
-            raise GradingError(f"time limits must be positive, not timeout={timeout!r}, "
-                               f"total_timeout={total_timeout!r}")
-        preloaded = None
-        if isinstance(solution, Solution):          # already read (memlab check-work)
-            sol_path, preloaded = solution.path, (solution.path, solution)
-            max_score = solution.max_score
-        elif solution is not None or json_path is not None:
-            sol_path = find_solution(Path(notebook), assignment, solution, official=json_path is not None)
-            preloaded = (sol_path, read_solution(sol_path))
-            max_score = preloaded[1].max_score
-        raw, nb, sol_path, sol = load(notebook, solution, assignment, preloaded=preloaded)
-        max_score = sol.max_score
+        _check_limits(timeout, total_timeout, memory_limit)
+        raw, nb, sol_path, sol = _inputs(notebook, solution, assignment, json_path, known)
         if not allow_unisolated:
             problem = isolation_problem(isolate)
             if problem:
@@ -248,33 +236,21 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         if replaced:
             notes.append(f"{replaced} lone surrogate character(s) (not valid Unicode) in the notebook "
                          "were replaced by U+FFFD")
+        limits = dict(timeout=timeout, total_timeout=total_timeout, deadline=t_start + total_timeout,
+                      max_restarts=max_restarts, max_output=max_output)
         with Sandbox(Path(notebook), raw, isolate=isolate, env=env, solution=sol_path, slot=slot,
                      memory_limit=memory_limit) as box:
-            if not allow_unisolated and not box.isolated:
+            if not allow_unisolated and not (box.isolated and box.view):
                 raise GradingError(refusal(box.why_not or "the run could not be isolated"))
-            kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
-                            popen_kwargs=box.popen_kwargs)
-            kernel.connection_dir, kernel.profile_root = box.connection_dir, box.profile_root
-            kernel.on_start = box.adopt
-            rlimits = dict(box.rlimits)
-            if memory_limit is not None:
-                rlimits["RLIMIT_AS"] = int(memory_limit)
-            limits = Limits(timeout=timeout, total_timeout=total_timeout, deadline=t_start + total_timeout,
-                            max_restarts=max_restarts, max_output=max_output, rlimits=rlimits)
-            session = Session(kernel, sol, nb.cells, limits, progress=progress)
-            try:
-                session.start()
-                session.run(steps)
-            finally:
-                session.close()
-                kernel.shutdown()
+            session, restarts = _run(box, sol, nb, steps, limits, memory_limit, startup_timeout,
+                                     progress, self_check)
         # Every process of the run has ended here (see Sandbox.__exit__).
     except Exception as e:  # noqa: BLE001  (bad input, or a failure of the grader: results.json all the same)
         err = e if isinstance(e, GradingError) else \
             GradingError(f"the grader failed: {type(e).__name__}: {e}")
         if json_path is not None:
             try:
-                Result.failed(notebook, str(err), max_score, solution=sol_path,
+                Result.failed(notebook, str(err), known["max_score"], solution=known["solution"],
                               execution_time=time.monotonic() - t_start).write_json(json_path,
                                                                                     hidden_visibility)
             except OSError:
@@ -282,6 +258,69 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
         if err is e:
             raise
         raise err from e
+    result = _result(notebook, sol_path, sol, session, answers_of, box.notes + notes, restarts,
+                     time.monotonic() - t_start)
+    if json_path is not None:
+        try:
+            result.write_json(json_path, hidden_visibility)
+        except OSError as e:
+            result.json_error = f"{e.strerror or e}"
+    return result
+
+
+def _check_limits(timeout: float, total_timeout: float, memory_limit: int | None) -> None:
+    if memory_limit is not None and memory_limit < MIN_MEMORY:
+        raise GradingError(f"memory_limit must be at least {MIN_MEMORY >> 20} MB (what a kernel with "
+                           f"numpy needs), or None, not {memory_limit!r} bytes")
+    if timeout <= 0 or total_timeout <= 0:
+        raise GradingError(f"time limits must be positive, not timeout={timeout!r}, "
+                           f"total_timeout={total_timeout!r}")
+
+
+def _inputs(notebook, solution, assignment, json_path, known: dict):
+    """The submission and the solution, read and checked (``known`` learns the maximum score and
+    the solution's path as soon as they are known, for a score-0 record)."""
+    preloaded = None
+    if isinstance(solution, Solution):          # already read (memlab check-work)
+        known["solution"], preloaded = solution.path, (solution.path, solution)
+        known["max_score"] = solution.max_score
+    elif solution is not None or json_path is not None:
+        known["solution"] = find_solution(Path(notebook), assignment, solution,
+                                          official=json_path is not None)
+        preloaded = (known["solution"], read_solution(known["solution"]))
+        known["max_score"] = preloaded[1].max_score
+    raw, nb, sol_path, sol = load(notebook, solution, assignment, preloaded=preloaded)
+    known["max_score"], known["solution"] = sol.max_score, sol_path
+    return raw, nb, sol_path, sol
+
+
+def _run(box: Sandbox, sol: Solution, nb, steps, limits: dict, memory_limit: int | None,
+         startup_timeout: float, progress, self_check: bool):
+    """Run the plan in a kernel of *box*; returns the session and the kernel's restarts."""
+    import os
+    kernel = Kernel(cwd=box.cwd, startup_timeout=startup_timeout, env=box.env,
+                    popen_kwargs=box.popen_kwargs)
+    kernel.connection_dir, kernel.profile_root = box.connection_dir, box.profile_root
+    kernel.argv_prefix, kernel.group = list(box.argv_prefix), box.gid
+    kernel.on_start = box.adopt
+    rlimits = dict(box.rlimits)
+    if memory_limit is not None:
+        rlimits["RLIMIT_AS"] = int(memory_limit)
+    session = Session(kernel, sol, nb.cells, Limits(**limits, rlimits=rlimits), progress=progress,
+                      self_check=self_check, socket_dir=box.connection_dir if box.isolated else None,
+                      peer_uid=os.getuid() if box.uid is None else box.uid)
+    try:
+        session.start()
+        session.run(steps)
+    finally:
+        session.close()
+        kernel.shutdown()
+    return session, kernel.restarts
+
+
+def _result(notebook, sol_path, sol: Solution, session: Session, answers_of, notes: list[str],
+            restarts: int, seconds: float) -> Result:
+    """The grade: the session's scores, with hidden test lines redacted from every text."""
     for q, idx in answers_of.items():
         if not idx and sol.questions[q].answers:
             session.questions[q].notes.append(f"no answer cell of question {q!r} was found in the notebook")
@@ -290,19 +329,15 @@ def grade(notebook, solution=None, *, assignment: str | None = None, timeout: fl
     declared = {t.id: declared_checks(t.source, t.hidden) for t in sol.tests}
     for t in session.tests.values():
         t.output = redact(t.output, secrets)
+        for c in t.checks:
+            c.output = redact(c.output, secrets)
         t.declared = declared.get(t.id, [])
-    result = Result(
+    return Result(
         notebook=Path(notebook), solution=sol_path, assignment=sol.assignment,
         score=sum(t.score for t in session.tests.values()), max_score=sol.max_score,
         questions=session.questions, tests=list(session.tests.values()), cells=session.runs,
-        kernel_restarts=kernel.restarts, execution_time=time.monotonic() - t_start,
-        notes=[redact(n, secrets) for n in box.notes + notes + session.notes])
-    if json_path is not None:
-        try:
-            result.write_json(json_path, hidden_visibility)
-        except OSError as e:
-            result.json_error = f"{e.strerror or e}"
-    return result
+        kernel_restarts=restarts, execution_time=seconds,
+        notes=[redact(n, secrets) for n in notes + session.notes])
 
 
 def check_all(solutions_dir="solutions", exercises_dir="exercises", *, timeout: float = 60.0,

@@ -23,17 +23,15 @@ over, and the kernel's connection file lives in a root-owned directory the user 
 kernel with ``--profile-dir``), so no startup file or configuration of anyone runs in the kernel.
 Memory: one limit for all the run's processes through a cgroup (:mod:`.cgroup`) where the host
 offers one; else each process is limited on its own (``RLIMIT_AS``) and the user to
-``MAX_PROCESSES`` processes, and a note says so.
+``MAX_PROCESSES`` processes, and a note says so.  The kernel starts in a mount namespace of its
+own (:mod:`.namespace`) on a private tmpfs; processes are ended by :mod:`.reaper`.
 """
 from __future__ import annotations
 
-import ctypes
 import fcntl
-import functools
 import os
 import pwd
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -41,9 +39,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from .privatefiles import PROFILE_SUBDIRS, empty_profile, make_removable, write_new  # noqa: F401
+from .reaper import (_children, _uid_processes, end_orphans, kill_all as _kill_all, mount_private,
+                     remove_user_files, subreaper, unmount)
+
 USER = "memlab-grader"
 LOCK = "/run/memlab-grader.lock"
-SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 MAX_PROCESSES = 512          # processes and threads of the grading user (RLIMIT_NPROC), when isolated
 
 
@@ -108,15 +109,22 @@ def user_can_run_kernel(uid: int, gid: int) -> str:
     return _can_run(uid, gid, kernel_python())
 
 
-@functools.lru_cache(maxsize=None)
+_CAN_RUN: set[tuple[int, int, str]] = set()      # probes that succeeded (a failure is asked again)
+
+
 def _can_run(uid: int, gid: int, python: str) -> str:
+    if (uid, gid, python) in _CAN_RUN:
+        return ""
     d = tempfile.mkdtemp(prefix="memlab-probe-")       # root's, readable: the probe writes nothing
     try:
         os.chmod(d, 0o755)
         r = subprocess.run([python, "-c", "import ipykernel, memlab.testing"], user=uid, group=gid,
                            extra_groups=[], cwd=d, env=_env(d, None), capture_output=True, text=True,
                            timeout=120)
-        return "" if r.returncode == 0 else (r.stderr.strip().splitlines() or ["it failed"])[-1][:300]
+        if r.returncode == 0:
+            _CAN_RUN.add((uid, gid, python))
+            return ""
+        return (r.stderr.strip().splitlines() or ["it failed"])[-1][:300]
     except (OSError, subprocess.SubprocessError) as e:
         return str(e)[:300]
     finally:
@@ -145,114 +153,9 @@ def readable_by_others(path: Path) -> bool:
         return False
 
 
-def _uid_processes(uid: int) -> list[int]:
-    pids = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status") as f:
-                status = f.read()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uids = fields.get("Uid", "").split()
-        if str(uid) in uids[:2] and not fields.get("State", "").strip().startswith(("Z", "X")):
-            pids.append(int(name))
-    return pids
-
-
 def kill_all(uid: int, gid: int) -> int:
-    """End every process of *uid*; returns how many were still alive before the last round."""
-    left = 0
-    for _ in range(20):
-        pids = _uid_processes(uid)
-        if not pids:
-            return 0
-        left = len(pids)
-        try:   # a process of that user may signal them all at once, forks included
-            subprocess.run([kernel_python(), "-S", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
-                           user=uid, group=gid, extra_groups=[], env={}, cwd="/", timeout=10,
-                           capture_output=True)
-        except (OSError, subprocess.SubprocessError):
-            pass
-        for pid in _uid_processes(uid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.02)
-    return left
-
-
-def _remove_user_files(uid: int) -> None:
-    for top in SHARED_TMP:
-        try:
-            entries = list(os.scandir(top))
-        except OSError:
-            continue
-        for e in entries:
-            try:
-                if e.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    shutil.rmtree(e.path, ignore_errors=True)
-                else:
-                    os.unlink(e.path)
-            except OSError:
-                pass
-
-
-_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
-
-
-def _subreaper(on: bool | None = None) -> bool:
-    """Make orphaned descendants become this process's children (Linux); returns the former setting."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        was = ctypes.c_int(0)
-        libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
-        if on is not None:
-            libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
-        return bool(was.value)
-    except (OSError, AttributeError):
-        return False
-
-
-def _children() -> set[int]:
-    me, out = str(os.getpid()), set()
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if fields[1] == me:
-                out.add(int(name))
-    return out
-
-
-def end_orphans(before: set[int]) -> int:
-    """Kill (and reap) this process's children that are not in *before*: with the subreaper set,
-    the processes graded code left behind, detached ones included.  Returns how many."""
-    n = 0
-    for _ in range(20):
-        extra = _children() - before
-        if not extra:
-            break
-        for pid in extra:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                n += 1
-            except OSError:
-                pass
-        for pid in extra:
-            try:
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
-    return n
+    """End every process of *uid* (see :func:`.reaper.kill_all`); how many were left before the last round."""
+    return _kill_all(uid, gid, kernel_python())
 
 
 def isolation_problem(isolate: bool | None = None) -> str:
@@ -268,37 +171,12 @@ def isolation_problem(isolate: bool | None = None) -> str:
     if why:
         return (f"another user cannot start this interpreter's kernel ({kernel_python()}: {why}); "
                 + VENV_HINT)
+    from .namespace import problem
+    why = problem()
+    if why:
+        return (f"the kernel cannot be given a view of its own of the filesystem ({why}), so it "
+                "could read any file of this host that other users can read")
     return ""
-
-
-PROFILE_SUBDIRS = ("startup", "security", "log", "pid", "db")
-
-
-def empty_profile(parent: str, gid: int | None = None) -> tuple[str, str]:
-    """Make ``parent/home`` holding an empty IPython profile (``.ipython/profile_default`` with its
-    sub-directories), read-only for everyone (and owned by root when run as root); returns
-    ``(home, profile_dir)``.  *parent* must be a fresh directory of this process."""
-    home = os.path.join(parent, "home")
-    ipdir = os.path.join(home, ".ipython")
-    profile = os.path.join(ipdir, "profile_default")
-    for sub in PROFILE_SUBDIRS:
-        os.makedirs(os.path.join(profile, sub))
-    for d in [os.path.join(profile, sub) for sub in PROFILE_SUBDIRS] + [profile, ipdir, home]:
-        os.chmod(d, 0o555)
-    return home, profile
-
-
-def _write_new(path: str, data: bytes, uid: int | None = None, gid: int | None = None) -> None:
-    """Create *path* (never following a link, never reusing a file) and write *data* through the
-    descriptor; hand it to *uid* by that descriptor too."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb", closefd=False) as f:
-            f.write(data)
-        if uid is not None:
-            os.fchown(fd, uid, gid if gid is not None else -1)
-    finally:
-        os.close(fd)
 
 
 class Sandbox:
@@ -317,6 +195,10 @@ class Sandbox:
         self.cwd: str = str(notebook.resolve().parent)
         self.env: dict | None = env
         self.popen_kwargs: dict = {}
+        self.argv_prefix: list[str] = []        # the kernel's own mount namespace (.namespace)
+        self.uid: int | None = None             # the kernel's user and group, when another's
+        self.gid: int | None = None
+        self.view = False                       # the kernel sees only what it needs (.namespace)
         self.rlimits: dict[str, int] = {}       # the kernel lowers these itself (guard.setup_code)
         self.connection_dir: str | None = None
         self.profile_root: str | None = None    # the kernel makes a fresh empty profile there per start
@@ -324,6 +206,8 @@ class Sandbox:
         self._dir: str | None = None
         self._root_dir: str | None = None
         self._lock = None
+        self._view_dir: str | None = None
+        self._mounted: str | None = None        # the private directory's tmpfs
         self._user: tuple[int, int, str] | None = None
 
     def _not_isolated(self, why: str, note: str) -> "Sandbox":
@@ -373,12 +257,36 @@ class Sandbox:
 
     def __enter__(self) -> "Sandbox":
         self._before = _children()
-        self._was_reaper = _subreaper(True)
+        self._was_reaper = subreaper(True)
         try:
             return self._enter()
         except BaseException:
             self.__exit__(None, None, None)
             raise
+
+    def _view(self, uid: int, gid: int) -> None:
+        """Start the kernel in a mount namespace of its own (:mod:`.namespace`), or say why not."""
+        from .namespace import command, interpreter_paths, problem
+        why = problem()
+        if why:
+            self.why_not = f"the kernel cannot be given a view of its own of the filesystem ({why})"
+            self.notes.append(f"warning: {self.why_not}, so the graded code can read every file of "
+                              "this host that other users can read (a copy of a solution among them)")
+            return
+        self._view_dir = tempfile.mkdtemp(prefix="memlab-view-")
+        os.chmod(self._view_dir, 0o755)
+        ro = interpreter_paths(kernel_python()) + [self._root_dir]
+        self.argv_prefix = command(self._view_dir, uid, gid, self._dir, ro, [self._dir])
+        self.popen_kwargs = {}                  # root starts it; the namespace drops to the user
+        self.view = True
+
+    def _take_lock(self, name: str) -> None:
+        """One lock per grading user ('nobody', the fallback, is shared: its runs take turns)."""
+        lock = LOCK if self.slot == 0 or name == "nobody" else \
+            LOCK.replace(".lock", f"-{int(self.slot)}.lock")
+        self._lock = open(lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
+                          os.path.basename(lock)), "a")
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
 
     def _enter(self) -> "Sandbox":
         if not self.want:
@@ -395,11 +303,13 @@ class Sandbox:
             raise GradingError("isolation was asked for, but only root can run the kernel as another user")
         # Could another user run this interpreter at all?  Asked as nobody, before creating anyone.
         why = user_can_run_kernel(*probe_user())
+        name = "nobody"
         if not why:
             uid, gid, name = grader_user(self.slot)
+            # the slot's lock first: another grade's end (every process of this user is ended)
+            # must never kill this grade's probe of the interpreter
+            self._take_lock(name)
             why = user_can_run_kernel(uid, gid)
-        else:
-            name = "nobody"
         if why:
             self._not_isolated(
                 f"another user ({name}) cannot start this interpreter's kernel ({kernel_python()}: {why})",
@@ -407,12 +317,6 @@ class Sandbox:
                 + VENV_HINT)
             self._memory()
             return self
-        # one lock per grading user ('nobody', the fallback, is shared: its runs take turns)
-        lock = LOCK if self.slot == 0 or name == "nobody" else \
-            LOCK.replace(".lock", f"-{int(self.slot)}.lock")
-        self._lock = open(lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
-                          os.path.basename(lock)), "a")
-        fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._user = (uid, gid, name)
         kill_all(uid, gid)                 # leftovers of a run that was itself killed
         # Root's directory (read-only for the user): the connection files and the empty profile.
@@ -424,17 +328,24 @@ class Sandbox:
         # directory is, so no path in it is ever followed by root afterwards.
         self._dir = tempfile.mkdtemp(prefix="memlab-grade-")
         os.chmod(self._dir, 0o700)
+        why = mount_private(self._dir)
+        if why:
+            self.notes.append(f"warning: the private directory is not a size-limited filesystem ({why})")
+        else:
+            self._mounted = self._dir
         name_ = self.notebook.name if self.notebook.name.endswith(".ipynb") else "submission.ipynb"
-        _write_new(os.path.join(self._dir, name_), self.data, uid, gid)
+        write_new(os.path.join(self._dir, name_), self.data, uid, gid)
         os.chown(self._dir, uid, gid, follow_symlinks=False)
         self.cwd = self._dir
         self.connection_dir = self._root_dir
         self.env = _env(self._dir, self.base_env)
         self.env["HOME"] = home                          # root's, read-only, empty
         self.popen_kwargs = {"user": uid, "group": gid, "extra_groups": []}
+        self.uid, self.gid = uid, gid
+        self._view(uid, gid)
         self.rlimits["RLIMIT_NPROC"] = MAX_PROCESSES     # per user: a fork bomb stops there
         self.isolated = True
-        if self.solution is not None and readable_by_others(self.solution):
+        if self.solution is not None and readable_by_others(self.solution) and not self.view:
             self.notes.append(f"warning: the solution file {self.solution} is readable by other users, so "
                               f"the graded code could read it; keep solutions readable by root only "
                               "(the autograder bundle does)")
@@ -451,33 +362,23 @@ class Sandbox:
             self.group = None
         end_orphans(self._before)
         if not self._was_reaper:
-            _subreaper(False)
+            subreaper(False)
         if self._user is not None:
             uid, gid, _ = self._user
             left = kill_all(uid, gid)
             if left:
                 self.notes.append(f"warning: {left} process(es) of the grading user could not be ended")
-            _remove_user_files(uid)
+            remove_user_files(uid)
             self._user = None
-        for attr in ("_dir", "_root_dir"):
+        if self._mounted is not None:
+            unmount(self._mounted)
+            self._mounted = None
+        for attr in ("_dir", "_root_dir", "_view_dir"):
             d = getattr(self, attr)
             if d is not None:
-                _make_removable(d)
+                make_removable(d)
                 shutil.rmtree(d, ignore_errors=True)
                 setattr(self, attr, None)
         if self._lock is not None:
             self._lock.close()
             self._lock = None
-
-
-def _make_removable(top: str) -> None:
-    """Give back write permission on the read-only directories under *top* (root's own, or this
-    user's when not isolated), without following links, so they can be removed."""
-    for d, dirs, _ in os.walk(top, followlinks=False):
-        for x in dirs:
-            p = os.path.join(d, x)
-            try:
-                if os.stat(p, follow_symlinks=False).st_uid == os.geteuid() and not os.path.islink(p):
-                    os.chmod(p, 0o700)
-            except OSError:
-                pass

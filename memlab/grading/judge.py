@@ -29,50 +29,14 @@ import zlib
 from types import SimpleNamespace
 from typing import Any, BinaryIO, Callable
 
-try:
-    from .callserver import Server, structure_from_plain, structure_to_plain
-    from .codec import CodecError, decode, to_wire
-except ImportError:          # started as a file by the grader (see calls.BOOT), not through the package
-    _c, _s = sys.modules["_memlab_codec"], sys.modules["_memlab_callserver"]
-    CodecError, decode, to_wire = _c.CodecError, _c.decode, _c.to_wire
-    Server, structure_from_plain, structure_to_plain = _s.Server, _s.structure_from_plain, \
-        _s.structure_to_plain
+from .policy import apply as apply_policy
+from .callserver import Server, _Ref
+from .codec import CodecError, decode, structure_from_plain, structure_to_plain, to_wire
+from .text import clean
+from .verdicts import FEEDBACK_LIMIT, AnswerRaised, CallFailed, _raised_class, feedback  # noqa: F401
 
-FEEDBACK_LIMIT = 2_000
-
-
-class AnswerRaised(Exception):
-    """The student's answer raised (in their kernel); ``kind`` is its class name, ``trace`` the
-    student's own frames."""
-
-    def __init__(self, kind: str, message: str, trace: list[str]) -> None:
-        super().__init__(message)
-        self.kind, self.message, self.trace = kind, message, trace
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class CallFailed(Exception):
-    """A call of the student's answer that gave no result: over its time limit, a dead kernel, a
-    result that is not plain data."""
-
-
-_RAISED: dict[tuple[str, str], type] = {}
-
-
-def _raised_class(kind: str, base: str) -> type:
-    """A class for what the answer raised: named like it, and a subclass of the built-in exception it
-    derives from, so ``except ValueError`` in a test catches an answer's ``ValueError``."""
-    b = getattr(builtins, base, None)
-    if not (isinstance(b, type) and issubclass(b, Exception)) or b is Exception:
-        b = None
-    key = (kind, b.__name__ if b else "")
-    if key not in _RAISED:
-        bases = (AnswerRaised, b) if b is not None else (AnswerRaised,)
-        _RAISED[key] = type(kind if kind.isidentifier() else "Error", bases,
-                            {"__init__": AnswerRaised.__init__, "__str__": AnswerRaised.__str__})
-    return _RAISED[key]
+#: The most node records one reply may make the judge rebuild.
+MAX_NODES = 200_000
 
 
 # ------------------------------------------------------------------------------------ the channel
@@ -108,15 +72,8 @@ class Channel:
 
 
 # ------------------------------------------------------------------------------------ the answers
-class _Ref:
-    __slots__ = ("kind", "key")
-
-    def __init__(self, kind: str, key: Any) -> None:
-        self.kind, self.key = kind, key
-
-
-class Session:
-    """The node table shared with the kernel (keys both sides use) and the handles it made."""
+class Calls:
+    """The calls of one judge: the node table shared with the kernel (keys both sides use) and the handles it made."""
 
     def __init__(self, channel: Channel) -> None:
         self.channel = channel
@@ -124,6 +81,8 @@ class Session:
         self.key_of: dict[int, Any] = {}
         self.next = 0
         self.handles: dict[int, Handle] = {}
+        self.refusing: tuple[str, ...] = ()       # the refusals of the request being answered
+        self.tampered: set[str] = set()           # what the kernel's replies reported (see .policy)
 
     def key(self, node: Any) -> Any:
         k = self.key_of.get(id(node))
@@ -155,6 +114,7 @@ class Session:
         items = [[k, to_wire(v)] for k, v in fields.items()]
         items += [["args", wire_args], ["kwargs", wire_kwargs], ["graph", to_wire(records)]]
         reply = self.channel.call(json.dumps({"$d": items}, separators=(",", ":")))
+        self.refusing = tuple(fields.get("forbid", ()))
         return self._reply(reply)
 
     def _reply(self, text: str) -> Any:
@@ -174,21 +134,31 @@ class Session:
             raise CallFailed(f"your answer's result is not plain data the grader can read ({e})") from None
         if not isinstance(msg, dict):
             raise CallFailed("the kernel's reply is not a reply")
+        if msg.get("tampered"):
+            self.tampered.update(str(x)[:200] for x in list(msg["tampered"])[:20])
         if "interrupted" in msg:
             raise CallFailed("your answer was interrupted (KeyboardInterrupt)")
         if "failed" in msg:
             raise CallFailed(str(msg["failed"])[:FEEDBACK_LIMIT])
         if "raised" in msg:
             kind, base, message, trace = msg["raised"]
-            raise _raised_class(str(kind)[:100], str(base))(str(kind)[:100], str(message)[:FEEDBACK_LIMIT],
-                                                           [str(t)[:300] for t in list(trace)[:8]])
+            kind = clean(str(kind)[:100]) if str(kind).isidentifier() else "an exception " + clean(
+                repr(str(kind)[:100]))
+            raise _raised_class(kind, str(base))(kind, clean(str(message)[:FEEDBACK_LIMIT]),
+                                                 [clean(str(t)[:300]) for t in list(trace)[:8]])
         try:
+            if len(msg.get("graph", [])) > MAX_NODES:
+                raise CallFailed(f"your answer returned more than {MAX_NODES:,} graph nodes")
             graph = [r for r in msg.get("graph", []) if r.get("key") not in self.nodes]
             self.nodes = from_plain(graph, self.nodes)
             for k, n in self.nodes.items():
                 self.key_of.setdefault(id(n), k)
             info = msg.get("handles", {})
             return self._resolve(msg["ok"], info)
+        except CallFailed:
+            raise
+        except MemoryError:
+            raise CallFailed("your answer's result is over the judge's memory limit") from None
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise CallFailed(f"your answer's result cannot be read back ({type(e).__name__}: {e})") from None
         except Exception as e:  # noqa: BLE001  (GraphError and friends: a graph memlab cannot rebuild)
@@ -203,6 +173,9 @@ class Session:
             if h is None:
                 name, methods, is_callable = info.get(x.key, ("object", [], False))
                 h = self.handles[x.key] = Handle(self, x.key, str(name), set(methods), bool(is_callable))
+            # a handle made by any call (of an answer, or of another handle's method) runs under the
+            # refusals of that call, and keeps those of earlier calls that returned it
+            object.__setattr__(h, "_forbid", tuple(dict.fromkeys(h._forbid + self.refusing)))
             return h
         if t is list:
             return [self._resolve(v, info) for v in x]
@@ -219,7 +192,7 @@ class Handle:
     """An object of the student's that stays in their kernel: its methods are called there, its
     attributes fetched as plain data."""
 
-    def __init__(self, session: Session, h: int, kind: str, methods: set, is_callable: bool) -> None:
+    def __init__(self, session: Calls, h: int, kind: str, methods: set, is_callable: bool) -> None:
         object.__setattr__(self, "_s", session)
         object.__setattr__(self, "_h", h)
         object.__setattr__(self, "_kind", kind)
@@ -264,7 +237,7 @@ class Answers:
     calls also refuse these library functions; ``answers.rng`` is a random generator drawn from this
     grade's secret (fresh for every test function), ``answers.seed(*salt)`` an integer from it."""
 
-    def __init__(self, session: Session, forbid: tuple[str, ...], secret: int, salt: str) -> None:
+    def __init__(self, session: Calls, forbid: tuple[str, ...], secret: int, salt: str) -> None:
         import numpy as np
         self._session, self._forbid, self._secret, self._salt = session, tuple(forbid), secret, salt
         self.rng = np.random.default_rng([secret, zlib.crc32(salt.encode())])
@@ -295,6 +268,13 @@ class Answers:
             raise AttributeError(name)
         return self.answer(name)
 
+    def launch(self, kernel: str, grid: Any, block: Any, *args: Any) -> list:
+        """Launch the notebook's CUDA kernel *kernel* as ``kernel[grid, block](*args)`` in the
+        student's kernel, on device arrays the call server makes from *args* (numpy arrays), and
+        return every argument read back from the device (exercise 14: results, not counts)."""
+        return self._session.request({"op": "launch", "name": kernel, "grid": grid, "block": block,
+                                      "forbid": list(self._forbid)}, args, {})
+
     def answer(self, name: str) -> Callable[..., Any]:
         """The notebook's *name*, callable: ``answers.answer("seed")(3)`` reaches an answer whose name
         is one of this object's own (``seed``, ``rng``, ``forbid``, ``cuda_probe``, ``answer``)."""
@@ -304,45 +284,12 @@ class Answers:
             fields = {"op": "call", "name": name, "forbid": list(targets)}
             if probe:
                 fields["probe"] = probe
-            result = session.request(fields, args, kwargs)
-            for h in _handles_in(result):
-                object.__setattr__(h, "_forbid", targets)
-            return result
+            return session.request(fields, args, kwargs)
         call.__name__ = name
         return call
 
 
-def _handles_in(x: Any) -> list[Handle]:
-    if isinstance(x, Handle):
-        return [x]
-    if isinstance(x, (list, tuple, set)):
-        return [h for v in x for h in _handles_in(v)]
-    if isinstance(x, dict):
-        return [h for v in x.values() for h in _handles_in(v)]
-    return []
-
-
-# ------------------------------------------------------------------------------------ the verdicts
-def feedback(e: BaseException) -> str:
-    """What a student may see of a failed hidden check: the author's message, what the answer
-    raised (with the student's own frames), never a line of the hidden test."""
-    if isinstance(e, AnswerRaised):
-        what = f"your answer raised {e.kind}" + (f": {e.message}" if e.message else "")
-        if e.trace:
-            what += "\n  in your code:\n    " + "\n    ".join(e.trace)
-    elif isinstance(e, CallFailed):
-        what = str(e)
-    else:
-        try:
-            what = "".join(traceback.format_exception_only(type(e), e)).strip()
-        except Exception:  # noqa: BLE001
-            what = type(e).__name__
-    if len(what) > FEEDBACK_LIMIT:
-        what = what[:FEEDBACK_LIMIT] + " ... [clipped]"
-    return "a hidden test failed: " + what
-
-
-def run_cell(session: Session, test: dict, forbid: tuple[str, ...], secret: int) -> dict:
+def run_cell(session: Calls, test: dict, forbid: tuple[str, ...], secret: int) -> dict:
     """Run one tests cell's ``test_*`` functions; its checks and any error outside them."""
     from memlab import testing
     ns: dict = {"__name__": f"memlab_judge_{test['id']}", "__builtins__": builtins}
@@ -360,15 +307,14 @@ def run_cell(session: Session, test: dict, forbid: tuple[str, ...], secret: int)
     error = None
     for fn in tests:
         answers = Answers(session, targets, secret, f"{test['id']}/{fn.__name__}")
-        testing._JUDGE_CHECKS = recorded = []
-        try:
-            fn(answers)
-        except Exception as e:  # noqa: BLE001  (every failure is a verdict)
-            error = error or feedback(e)
-        finally:
-            testing._JUDGE_CHECKS = None
+        with testing.record_checks() as recorded:
+            try:
+                fn(answers)
+            except Exception as e:  # noqa: BLE001  (every failure is a verdict)
+                error = error or feedback(e)
         checks += [[name, points, err is None, "" if err is None else feedback(err)]
-                   for name, points, err in recorded]
+                   for name, points, err in recorded.checks]
+    checks, error = apply_policy(checks, error, session.tampered)
     return {"checks": checks, "error": error}
 
 
@@ -389,7 +335,17 @@ class LocalChannel:
 def run_local(code: str, namespace: dict, forbid: tuple[str, ...] = (), secret: int = 0) -> dict:
     """Run judge *code* (a tests cell's hidden part) against the answers in *namespace* here:
     ``{"checks": [[name, points, passed, feedback]], "error": ...}``, as the judge would send it."""
-    return run_cell(Session(LocalChannel(namespace)), {"id": "local", "code": code}, tuple(forbid), secret)
+    return run_cell(Calls(LocalChannel(namespace)), {"id": "local", "code": code}, tuple(forbid), secret)
+
+
+def limit_resources(memory: int | None, seconds: float | None) -> None:
+    """The judge's own limits: its address space (it rebuilds and runs what answers return) and
+    its CPU time; over them a call fails or the judge stops, and the grader scores what is left 0."""
+    import resource
+    if memory:
+        resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
+    if seconds:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(seconds) + 1, int(seconds) + 2))
 
 
 def main() -> None:
@@ -401,8 +357,9 @@ def main() -> None:
     sys.stdout = sys.stderr
     channel = Channel(fin, fout)
     setup = channel.recv()
+    limit_resources(setup.get("memory"), setup.get("seconds"))
     secret = int.from_bytes(os.urandom(8), "big") >> 1
-    session = Session(channel)
+    session = Calls(channel)
     forbid = tuple(str(t) for t in setup.get("forbid", ()))
     for test in setup["tests"]:
         out = run_cell(session, test, forbid, secret)

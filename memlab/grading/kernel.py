@@ -117,6 +117,8 @@ class Kernel:
                      ("MALLOC_ARENA_MAX", "2")):
             self.env.setdefault(k, v)
         self.popen_kwargs = dict(popen_kwargs or {})    # e.g. user/group: see memlab.grading.isolate
+        self.argv_prefix: list[str] = []                  # e.g. its own mount namespace (.namespace)
+        self.group: int | None = self.popen_kwargs.get("group")   # the kernel user's group, if another
         self.connection_dir: str | None = None            # where the connection file goes, if set
         self.profile_root: str | None = None              # where each start makes a fresh empty profile
         self.profile_dir: str | None = None               # the IPython profile (--profile-dir), if set
@@ -130,7 +132,7 @@ class Kernel:
     def _fresh_profile(self) -> None:
         """A new, empty, read-only IPython profile for this start (none of an earlier kernel's
         files, e.g. a startup file it planted, can run in this one)."""
-        from .isolate import empty_profile
+        from .privatefiles import empty_profile
         d = tempfile.mkdtemp(prefix=f"kernel-{self.restarts}-", dir=self.profile_root)
         _, self.profile_dir = empty_profile(d)
         os.chmod(d, 0o555)
@@ -144,7 +146,7 @@ class Kernel:
             self._specdir = tempfile.mkdtemp(prefix="memlab-kernel-")
         d = os.path.join(self._specdir, KERNEL_NAME)
         os.makedirs(d, exist_ok=True)
-        spec = {"argv": [kernel_python(), "-m", "ipykernel_launcher", "-f", "{connection_file}",
+        spec = {"argv": self.argv_prefix + [kernel_python(), "-m", "ipykernel_launcher", "-f", "{connection_file}",
                          "--HistoryManager.hist_file=:memory:"]
                 + ([f"--profile-dir={self.profile_dir}"] if self.profile_dir else []),
                 "display_name": "memlab grader (Python)", "language": "python",
@@ -163,7 +165,7 @@ class Kernel:
                 self.km.cache_ports = False       # keep the ports written in the file
                 self.km.connection_file = os.path.join(self.connection_dir, f"kernel-{self.restarts}.json")
                 self.km.write_connection_file()
-                gid = self.popen_kwargs.get("group")
+                gid = self.group
                 if gid is not None:
                     os.chown(self.km.connection_file, -1, gid, follow_symlinks=False)
                     os.chmod(self.km.connection_file, 0o640)
@@ -308,7 +310,7 @@ class Kernel:
         return res
 
     def _reply(self, msg_id: str) -> dict | None:
-        end = time.monotonic() + 30      # sent before the idle status: only a loaded machine waits
+        end = time.monotonic() + 10      # sent before the idle status: only a loaded machine waits
         while time.monotonic() < end:
             try:
                 msg = self.kc.get_shell_msg(timeout=0.2)

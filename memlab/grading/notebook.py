@@ -10,13 +10,17 @@ import hashlib
 import json
 import os
 import re
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                 # imported where used: the kernel side never needs it
+    import nbformat
 
 from ..errors import GradingError
+from .markers import (NOT_IMPLEMENTED, YOUR_ANSWER, YOUR_CODE, find_regions, has_marker,  # noqa: F401
+                      hidden_lines, judge_code, strip_hidden, strip_solution)
 
 #: The key of memlab's metadata, in ``nb.metadata`` and in ``cell.metadata``.
 KEY = "memlab"
@@ -27,14 +31,20 @@ BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
-YOUR_CODE = "# YOUR CODE HERE"
-NOT_IMPLEMENTED = "raise NotImplementedError()"
-YOUR_ANSWER = "YOUR ANSWER HERE"
 
-# A marker is a line holding only the marker (any indentation, any number of leading '#').
-_MARKER = re.compile(r"^(?P<indent>\s*)#+\s*(?P<what>BEGIN|END)\s+(?P<kind>SOLUTION|HIDDEN TESTS)\s*$")
 _JUDGE_TEST = re.compile(r"^\s*def\s+test_\w*\s*\(\s*answers\b")
 _ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+
+def judge_form() -> str:
+    """What a tests cell's hidden part must look like (shown when it does not); made when needed,
+    so no text like a hidden test lies in the memory of a process that imported this module."""
+    return "\n".join("    " + line for line in [
+        BEGIN_HIDDEN, "from memlab.testing import check", "",
+        "def test_q1(answers):                   # runs in the judge, never in the student's kernel",
+        '    with check(points=1, name="a small case"):',
+        "        got = answers.my_function(3)    # calls the student's my_function in their kernel",
+        '        assert got == 6, f"my_function(3) gave {got!r}"', END_HIDDEN]).replace("    \n", "\n")
+
 
 DEFAULT_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -57,6 +67,7 @@ def read_notebook(path: os.PathLike | str) -> nbformat.NotebookNode:
 
 def reads_notebook(text: str, path: os.PathLike | str | None = None) -> nbformat.NotebookNode:
     """Parse notebook JSON text (as nbformat 4), raising :class:`GradingError` on bad JSON."""
+    import nbformat
     try:
         return nbformat.reads(text, as_version=4)
     except Exception as e:  # nbformat raises several types (JSON errors, NotJSONError, validation)
@@ -65,6 +76,7 @@ def reads_notebook(text: str, path: os.PathLike | str | None = None) -> nbformat
 
 def notebook_bytes(nb: nbformat.NotebookNode) -> bytes:
     """The notebook as bytes in nbformat's stable JSON layout (sorted keys, indent 1, final newline)."""
+    import nbformat
     text = nbformat.writes(nb, version=4)
     if not text.endswith("\n"):
         text += "\n"
@@ -83,85 +95,6 @@ def cell_meta(cell) -> dict | None:
     """The cell's ``memlab`` metadata dict, or None (also when it is not a dict)."""
     m = cell.get("metadata", {}).get(KEY)
     return m if isinstance(m, dict) else None
-
-
-def find_regions(source: str, kind: str, where: str) -> list[tuple[int, int, str]]:
-    """The marked regions of *kind* (``"SOLUTION"`` or ``"HIDDEN TESTS"``) in *source*.
-
-    Returns ``(begin line, end line, indentation of the begin line)`` triples, 0-based line numbers
-    of the marker lines themselves.  Raises :class:`GradingError` on unbalanced or nested markers.
-    """
-    regions, start = [], None
-    for i, line in enumerate(source.split("\n")):
-        m = _MARKER.match(line)
-        if not m or m["kind"] != kind:
-            continue
-        if m["what"] == "BEGIN":
-            if start is not None:
-                raise GradingError(f"{where}, line {i + 1}: '### BEGIN {kind}' inside another one "
-                                   f"(opened on line {start[0] + 1}); close it with '### END {kind}' first")
-            start = (i, m["indent"])
-        else:
-            if start is None:
-                raise GradingError(f"{where}, line {i + 1}: '### END {kind}' without a '### BEGIN {kind}' "
-                                   "before it")
-            regions.append((start[0], i, start[1]))
-            start = None
-    if start is not None:
-        raise GradingError(f"{where}, line {start[0] + 1}: '### BEGIN {kind}' is never closed by "
-                           f"'### END {kind}'")
-    return regions
-
-
-def has_marker(source: str, kind: str) -> bool:
-    """Whether *source* has a marker line of *kind*."""
-    return any((m := _MARKER.match(line)) and m["kind"] == kind for line in source.split("\n"))
-
-
-def hidden_lines(source: str, where: str = "<cell>") -> set[int]:
-    """1-based numbers of the lines of *source* inside (or on) hidden-test markers."""
-    out: set[int] = set()
-    for b, e, _ in find_regions(source, "HIDDEN TESTS", where):
-        out.update(range(b + 1, e + 2))
-    return out
-
-
-def strip_solution(source: str, where: str, markdown: bool = False) -> str:
-    """*source* with each solution region replaced by the placeholder (the whole cell if unmarked)."""
-    regions = find_regions(source, "SOLUTION", where)
-    if not regions:
-        return YOUR_ANSWER if markdown else f"{YOUR_CODE}\n{NOT_IMPLEMENTED}"
-    lines = source.split("\n")
-    out, pos = [], 0
-    for b, e, indent in regions:
-        out.extend(lines[pos:b])
-        out.extend([indent + YOUR_ANSWER] if markdown else [indent + YOUR_CODE, indent + NOT_IMPLEMENTED])
-        pos = e + 1
-    out.extend(lines[pos:])
-    return "\n".join(out)
-
-
-def judge_code(source: str) -> str:
-    """The judge's part of a tests cell: its hidden region(s), markers left out."""
-    lines = source.split("\n")
-    out: list[str] = []
-    for b, e, _ in find_regions(source, "HIDDEN TESTS", "<tests cell>"):
-        out.extend(lines[b + 1:e])
-    return textwrap.dedent("\n".join(out))
-
-
-def strip_hidden(source: str, where: str) -> str:
-    """*source* without its hidden-test regions (markers included)."""
-    regions = find_regions(source, "HIDDEN TESTS", where)
-    lines = source.split("\n")
-    out, pos = [], 0
-    for b, e, _ in regions:
-        out.extend(lines[pos:b])
-        pos = e + 1
-    out.extend(lines[pos:])
-    while out and not out[-1].strip():
-        out.pop()
-    return "\n".join(out)
 
 
 @dataclass
@@ -187,12 +120,27 @@ class TestCell:
     def name(self) -> str:
         return f"{self.question}: {self.title}" if self.title else self.id
 
-    @property
-    def judged(self) -> bool:
-        """Its hidden tests are judge code (``def test_...(answers):`` functions), run by the judge
-        in a process of its own; otherwise they run in the kernel (see docs/grading.md)."""
-        lines = self.source.split("\n")
-        return any(i in self.hidden and _JUDGE_TEST.match(line) for i, line in enumerate(lines, 1))
+
+def check_judge_code(test: TestCell, where: str) -> None:
+    """Refuse a solution's tests cell whose points no judge code decides: only the judge decides a
+    grade, so the hidden part must define ``def test_...(answers):`` functions (and compile)."""
+    lines = test.source.split("\n")
+    if not test.hidden:
+        if test.points:
+            raise GradingError(f"{where}: a tests cell worth points needs hidden tests, the judge code "
+                               f"that decides them; the visible part only lets students check "
+                               f"their work. Write it like this:\n{judge_form()}")
+        return
+    if not any(i in test.hidden and _JUDGE_TEST.match(line) for i, line in enumerate(lines, 1)):
+        raise GradingError(f"{where}: the hidden tests are not judge code: they must define "
+                           f"'def test_...(answers):' functions, which the judge runs and which reach "
+                           f"the student's answers only through 'answers'. Write them like "
+                           f"this:\n{judge_form()}")
+    try:
+        compile(judge_code(test.source), where, "exec")
+    except SyntaxError as e:
+        raise GradingError(f"{where}: the hidden tests (judge code) do not compile: line "
+                           f"{e.lineno} of the hidden part: {e.msg}") from None
 
 
 @dataclass
@@ -303,12 +251,8 @@ def parse_solution(nb, path: os.PathLike | str | None = None, exercise: bool = F
                 raise GradingError(f"{cw}: 'title' must be a string, not {title!r}")
             tests.append(TestCell(cid, q, pts, title, i, src, hidden_lines(src, cw),
                                   hidden_removed=bool(meta.get("hidden"))))
-            if tests[-1].judged:
-                try:
-                    compile(judge_code(src), cw, "exec")
-                except SyntaxError as e:
-                    raise GradingError(f"{cw}: the hidden tests (judge code) do not compile: line "
-                                       f"{e.lineno} of the hidden part: {e.msg}") from None
+            if not exercise:
+                check_judge_code(tests[-1], cw)
         else:
             raise GradingError(f"{cw}: memlab cell 'kind' must be '{ANSWER}' or '{TESTS}', not {kind!r}")
     if not answers and not tests:
@@ -359,6 +303,7 @@ def _cell_id(raw, i: int, used: set[str]) -> str:
 
 def make_exercise(sol: Solution) -> nbformat.NotebookNode:
     """The student version of a solution notebook (see :mod:`memlab.grading` for what changes)."""
+    import nbformat
     nb = nbformat.v4.new_notebook()
     nb.nbformat, nb.nbformat_minor = 4, 5
     meta = {k: copy.deepcopy(v) for k, v in sol.nb.metadata.items()

@@ -5,7 +5,9 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+from .text import clean
 
 
 #: The most characters of text kept from one cell, and in a whole results.json.
@@ -57,10 +59,21 @@ def _num(x: float) -> float | int:
 
 def clip(text: object, limit: int = CELL_TEXT_LIMIT) -> str:
     """*text* as a string of at most about *limit* characters (a note says how much was cut)."""
-    text = text if isinstance(text, str) else str(text)
+    text = clean(text)
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n... [truncated: {len(text) - limit} more characters]\n"
+
+
+def _cleaned(x: Any) -> Any:
+    """Every string in *x* (results.json's dict) made printable (:func:`.text.clean`)."""
+    if isinstance(x, str):
+        return clean(x)
+    if isinstance(x, dict):
+        return {k: _cleaned(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_cleaned(v) for v in x]
+    return x
 
 
 def redact(text: str, secrets: list[str]) -> str:
@@ -174,7 +187,7 @@ class Result:
                  fmt.format("-" * w[0], "-" * w[1], "-" * w[2], "------")]
         lines += [fmt.format(*r) for r in rows]
         lines.append(fmt.format("total", "", f"{_num(self.score)}/{_num(self.max_score)}", ""))
-        return "\n".join(line.rstrip() for line in lines)
+        return clean("\n".join(line.rstrip() for line in lines))
 
     def self_check_table(self) -> str:
         """``memlab check-work``'s table: per question, whether its visible checks pass, and that
@@ -195,7 +208,7 @@ class Result:
                  fmt.format(*head), fmt.format("-" * w[0], "-" * w[1], "-" * w[2], "")]
         lines += [fmt.format(*r) for r in rows]
         lines.append("Hidden tests run when you submit: they decide the grade, with the checks above.")
-        return "\n".join(line.rstrip() for line in lines)
+        return clean("\n".join(line.rstrip() for line in lines))
 
     def feedback(self) -> str:
         """The table, then each failed test's feedback and the grader's notes."""
@@ -267,9 +280,9 @@ class Result:
         if sum(len(t["output"]) for t in tests) > TOTAL_TEXT_LIMIT // 2:
             for t in tests:
                 t["output"] = clip(t["output"], share)
-        return {"score": _num(self.score), "max_score": _num(self.max_score),
-                "execution_time": round(self.execution_time, 2),
-                "output": clip(output, TOTAL_TEXT_LIMIT // 2), "tests": tests}
+        return _cleaned({"score": _num(self.score), "max_score": _num(self.max_score),
+                         "execution_time": round(self.execution_time, 2),
+                         "output": clip(output, TOTAL_TEXT_LIMIT // 2), "tests": tests})
 
     def write_json(self, path: str | os.PathLike, hidden_visibility: str = "visible") -> None:
         """Write results.json (through a temporary file in the same directory, then renamed)."""

@@ -2,15 +2,17 @@
 
 Like otter-grader's ``grader.check`` or nbgrader's ``validate``: the exercise notebook written by
 ``memlab assign`` carries the visible part of every tests cell, so it is its own (partial) solution.
-The notebook runs in a fresh kernel under the same guard as a grade (:func:`memlab.grading.grade`);
-the table says which visible checks pass and that hidden tests run when the work is submitted.
-Nothing outside the notebook is read, so it works from any directory.
+The notebook runs in a fresh kernel as a grade does (:func:`memlab.grading.grade` with
+``self_check=True``), then each tests cell's visible part runs there as a plain cell, its ``check``
+blocks recorded (:func:`memlab.testing.record_checks`); the table says which visible checks pass and
+that hidden tests run when the work is submitted.  It decides nothing: the student's own kernel runs
+these checks.  Nothing outside the notebook is read, so it works from any directory.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from ..errors import GradingError
-from .grade import _parse, _read, grade
+from .grade import grade, parse_notebook, read_file
 from .notebook import KEY, parse_solution
 from .results import Result
 
@@ -24,7 +26,7 @@ def check_work(notebook, *, timeout: float = 30.0, total_timeout: float = 600.0)
     Raises :class:`GradingError` when the notebook cannot be read or carries no memlab tests cells.
     """
     path = Path(notebook)
-    nb = _parse(_read(path, "notebook"), path)
+    nb = parse_notebook(read_file(path, "notebook"), path)
     if not isinstance(nb.metadata.get(KEY), dict):
         raise GradingError(f"{path}: the notebook has no memlab metadata (nb.metadata['{KEY}']); "
                            "it is not a memlab exercise")
@@ -32,7 +34,7 @@ def check_work(notebook, *, timeout: float = 30.0, total_timeout: float = 600.0)
     if not own.tests:
         raise GradingError(f"{path}: the notebook has no tests cells, so there is nothing to check")
     result = grade(path, solution=own, timeout=timeout, total_timeout=total_timeout, isolate=False,
-                   progress=None)
+                   progress=None, self_check=True)
     result.self_check = True
     result.notes = [n for n in result.notes if not n.startswith(("not isolated", "memory:"))]
     result.hidden_after = {t.id for t in own.tests if t.hidden_removed}

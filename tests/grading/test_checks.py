@@ -11,26 +11,34 @@ from memlab.grading.authoring import tests as tests_cell
 from memlab.testing import check
 
 TESTS = '''
-from memlab.testing import check
-with check(points=1, name="small"):
-    assert double(1) == 2, "double(1)"
-with check(points=2, name="negative"):
-    assert double(-3) == -6, f"double(-3) gave {double(-3)}"
-@check(points=1, name="as a decorator")
-def _():
-    assert double(0) == 0, "double(0)"
+assert double(1) == 2, "double(1)"
 ### BEGIN HIDDEN TESTS
-with check(points=2, name="large"):
-    want = 2 * 10**9 + 2
-    assert double(10**9 + 1) == want, f"double(10**9 + 1) gave {double(10**9 + 1)}"
+from memlab.testing import check
+
+
+def test_double(answers):
+    with check(points=1, name="small"):
+        assert answers.double(1) == 2, "double(1)"
+    with check(points=2, name="negative"):
+        got = answers.double(-3)
+        assert got == -6, f"double(-3) gave {got}"
+
+    @check(points=1, name="as a decorator")
+    def _():
+        assert answers.double(0) == 0, "double(0)"
+    with check(points=2, name="large"):
+        want = 2 * 10**9 + 2
+        got = answers.double(10**9 + 1)
+        assert got == want, f"double(10**9 + 1) gave {got}"
+    AFTER
 ### END HIDDEN TESTS
 '''
 
 
-def _pair(tmp_path, body: str, extra_tests: str = TESTS, points: float = 6):
+def _pair(tmp_path, body: str, after: str = "pass", points: float = 6):
     cells = [code("import math"), answer("q1", "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
                                          "    ### END SOLUTION"),
-             tests_cell("q1_tests", "q1", points, extra_tests, title="Double")]
+             tests_cell("q1_tests", "q1", points, TESTS.replace("AFTER", after), title="Double")]
     sol = write(notebook("dbl", cells), tmp_path / "sol.ipynb")
     cells[1] = answer("q1", body)
     sub = write(notebook("dbl", cells), tmp_path / "sub.ipynb")
@@ -46,22 +54,21 @@ def _pair(tmp_path, body: str, extra_tests: str = TESTS, points: float = 6):
 def test_a_failing_check_costs_its_own_points(tmp_path, body, score, failed):
     sol, sub = _pair(tmp_path, body)
     out = tmp_path / "results.json"
-    r = grade(sub, solution=sol, json_path=out, timeout=20, hidden_visibility="after_published")
+    r = grade(sub, solution=sol, json_path=out, timeout=20, hidden_visibility="after_published",
+              allow_unisolated=True)
     (t,) = r.tests
     assert r.score == score and {c.name for c in t.checks if not c.passed} == failed, r.feedback()
     data = json.loads(out.read_text())
     names = [e["name"] for e in data["tests"]]
     assert names == [f"q1: Double · {n}" for n in ("small", "negative", "as a decorator", "large")]
     assert sum(e["score"] for e in data["tests"]) == data["score"] == score
-    vis = {e["name"].split(" · ")[1]: e["visibility"] for e in data["tests"]}
-    assert vis == {"small": "visible", "negative": "visible", "as a decorator": "visible",
-                   "large": "after_published"}
+    assert {e["visibility"] for e in data["tests"]} == {"after_published"}     # the judge's: hidden
     assert "2000000002" not in out.read_text()
 
 
 def test_an_error_outside_the_checks_keeps_the_checks_passed_before(tmp_path):
     sol, sub = _pair(tmp_path, "def double(x):\n    return 2 * x",
-                     TESTS + "\nraise RuntimeError('after the checks')\n", points=7)
+                     "raise RuntimeError('after the checks')", points=7)
     r = grade(sub, solution=sol, timeout=20)
     assert r.score == 6 and "after the checks" in r.tests[0].output
 
@@ -107,8 +114,8 @@ def test_check_work_needs_no_solutions_and_runs_from_any_directory(tmp_path):
 
 def test_answer_time_forbid_refuses_while_cells_run_and_leaves_no_stand_in(tmp_path):
     """Notebook metadata ``forbid``: the named functions refuse to run in the student's cells (so no
-    table of their answers can be built there) and are back, everywhere, while the tests run, also in
-    a memlab module first imported while they were refused."""
+    table of their answers can be built there); no stand-in is left anywhere (the function object
+    stays, only its code is swapped while refused), also in a memlab module first imported then."""
     from memlab.grading.authoring import code as code_cell
     cells = [code_cell("import sys, types\n"
                        "mod = types.ModuleType('memlab.fake_lazy')\n"
@@ -116,11 +123,15 @@ def test_answer_time_forbid_refuses_while_cells_run_and_leaves_no_stand_in(tmp_p
                        "sys.modules['memlab.fake_lazy'] = mod"),
              answer("q1", "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"),
              code_cell("import memlab.testing\ntry:\n    memlab.testing.central_difference(None, [], 0)\n"
-                       "    REFUSED = False\nexcept memlab.testing.WriteItYourself:\n    REFUSED = True"),
-             tests_cell("q1_tests", "q1", 1, "import sys\nimport memlab.testing as t\n"
-                        "assert REFUSED, 'central_difference ran in a student cell'\n"
-                        "assert sys.modules['memlab.fake_lazy'].cd is t.central_difference, 'a stand-in is left'\n"
-                        "assert f() == 1")]
+                       "    REFUSED = False\nexcept memlab.testing.WriteItYourself:\n    REFUSED = True\n"
+                       "def refused():\n    return REFUSED\n"
+                       "def same():\n    import memlab.testing as t\n"
+                       "    return sys.modules['memlab.fake_lazy'].cd is t.central_difference"),
+             tests_cell("q1_tests", "q1", 1, "", hidden=(
+                 "def test_f(answers):\n"
+                 "    assert answers.refused(), 'central_difference ran in a student cell'\n"
+                 "    assert answers.same(), 'a stand-in is left'\n"
+                 "    assert answers.f() == 1"))]
     nb = notebook("fb", cells)
     nb.metadata["memlab"]["forbid"] = ["memlab.testing.central_difference"]
     sol = write(nb, tmp_path / "fb.ipynb")
@@ -128,25 +139,21 @@ def test_answer_time_forbid_refuses_while_cells_run_and_leaves_no_stand_in(tmp_p
     assert r.full_marks, r.feedback()
 
 
-def test_the_guard_sees_in_place_edits_of_kwdefaults_and_method_tables(tmp_path):
-    """``__kwdefaults__`` edited in place and a method of a memlab class replaced: both put back, and
-    the note names them (the hostile cases of tests/grading/hostile.py cover __code__, __defaults__,
-    closure cells and gc.get_referrers)."""
-    from memlab.grading.authoring import code as code_cell
-    edit = ("import numpy as np, memlab.testing as mt\n"
-            "np.testing.assert_allclose.__kwdefaults__['strict'] = 'edited'\n"
-            "mt.TagLayout.__init__ = lambda self, *a, **k: None\n")
-    sol, sub = _pair(tmp_path, "def double(x):\n    return 2 * x")
+def test_tampering_the_kernel_reports_costs_the_cells_judged_after_it(tmp_path):
+    """The kernel side reports a replaced ``memlab.testing.forbid`` as plain data; the one policy
+    (memlab.grading.policy) scores the tests cells judged from then on 0, naming it, even when the
+    answers are right."""
     import nbformat
+    from memlab.grading.authoring import code as code_cell
+    sol, sub = _pair(tmp_path, "def double(x):\n    return 2 * x")
     nb = nbformat.read(sub, as_version=4)
-    nb.cells.insert(0, code_cell(edit))
-    nb.cells.append(code_cell("import numpy as np\nassert np.testing.assert_allclose.__kwdefaults__['strict'] is False"))
+    nb.cells.insert(0, code_cell("import contextlib, memlab.testing as mt\n"
+                                 "mt.forbid = lambda *a: contextlib.nullcontext()"))
     nbformat.write(nb, sub)
     r = grade(sub, solution=sol, timeout=20)
-    notes = "\n".join(r.notes)
-    assert "numpy.testing.assert_allclose.__kwdefaults__" in notes and "TagLayout.__init__" in notes, notes
-    assert r.cells[-1].status == "ok", "the edit was not put back"
-    assert r.score == 0, "a cell that answers no question costs every question not yet tested"
+    assert r.score == 0, r.feedback()
+    assert any("memlab.testing.forbid" in n and "score 0" in n for n in r.notes), r.notes
+    assert "memlab.testing.forbid" in r.tests[0].output, r.tests[0].output
 
 
 def test_forbid_takes_a_class_and_its_methods_in_any_order():

@@ -93,6 +93,6 @@ def test_check_prints_a_line_per_question_unless_quiet(capsys, tmp_path):
     code, out, _ = run(capsys, "check", "--solutions", sols, "--exercises", exs)
     assert code == 0 and out.splitlines()[-1] == "memlab check: ok"
     assert f"{sols / 'tiny.ipynb'}: q1_double: 2/2 passed" in out
-    assert f"{exs / 'tiny.ipynb'}: q2_hyp: 0/4 (Hypotenuse: failed; Hypotenuse, hidden: a hidden test failed)" in out
+    assert f"{exs / 'tiny.ipynb'}: q2_hyp: 0/4 (Hypotenuse: a hidden test failed; Hypotenuse, hidden: a hidden test failed)" in out
     code, out, _ = run(capsys, "check", "--solutions", sols, "--exercises", exs, "-q")
     assert code == 0 and out.strip() == "memlab check: ok"

@@ -13,7 +13,7 @@ import pytest
 import memlab as ml
 from memlab.grading import grade
 from memlab.grading.authoring import answer, code, notebook, tests, write
-from memlab.grading.judge import CallFailed, LocalChannel, Session, run_local
+from memlab.grading.judge import CallFailed, Calls, LocalChannel, run_local
 
 
 def _answers(src: str) -> dict:
@@ -208,7 +208,7 @@ def test_a_result_that_is_not_plain_data_fails_its_call():
     class Forged(LocalChannel):
         def call(self, body):
             return '{"$d": [["ok", {"$x": ["pickle", "gASV..."]}]]}'
-    session = Session(Forged({}))
+    session = Calls(Forged({}))
     from memlab.grading.judge import Answers
     with pytest.raises(CallFailed, match="not plain data"):
         Answers(session, (), 0, "x").f()

@@ -40,7 +40,8 @@ def solution():
         tests("q1_double_tests", "q1_double", 2, """
             assert float(double(2)) == 4, "double(2) should be 4"
             ### BEGIN HIDDEN TESTS
-            assert float(double(-3)) == -6, "double(-3) should be -6"
+            def test_double(answers):
+                assert float(answers.double(-3)) == -6, "double(-3) should be -6"
             ### END HIDDEN TESTS
         """, title="Double"),
         md("## Question 2: the hypotenuse"),
@@ -56,12 +57,17 @@ def solution():
                 return abs(float(x) - y) < 1e-9
             assert _close(hyp(3, 4), 5)
             ### BEGIN HIDDEN TESTS
-            assert _close(hyp(1, 1), math.sqrt(2)), "hyp(1, 1)"
+            import math
+
+            def test_hyp(answers):
+                assert abs(float(answers.hyp(3, 4)) - 5) < 1e-9, "hyp(3, 4)"
+                assert abs(float(answers.hyp(1, 1)) - math.sqrt(2)) < 1e-9, "hyp(1, 1)"
             ### END HIDDEN TESTS
         """, title="Hypotenuse"),
         tests("q2_hyp_hidden", "q2_hyp", 1, """
             ### BEGIN HIDDEN TESTS
-            assert abs(float(hyp(0, 7)) - 7) < 1e-9
+            def test_hyp_zero(answers):
+                assert abs(float(answers.hyp(0, 7)) - 7) < 1e-9
             ### END HIDDEN TESTS
         """, title="Hypotenuse, hidden"),
     ])
