@@ -220,3 +220,34 @@ def test_gpu_answers_without_the_kernel_score_zero(tmp_path):
     result = grade(path, solution=ROOT / "solutions" / "14_gpu_kernels.ipynb", timeout=120)
     assert result.score == 0, result.feedback()
     assert "shared" in result.feedback() and "launched" in result.feedback()
+
+
+def _delegating_notebook(exercise, folder):
+    nb = nbformat.read(ROOT / "exercises" / f"{exercise}.ipynb", as_version=4)
+    for cell in nb.cells:
+        meta = cell.metadata.get("memlab", {})
+        if meta.get("kind") == "answer" and meta.get("id") in DELEGATING[exercise]:
+            cell.source = DELEGATING[exercise][meta["id"]]
+    path = folder / f"{exercise}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+#: exercises whose visible checks are another helper's to change (their text is in the report)
+NOT_MINE = {"02_pool"}
+
+
+@pytest.mark.parametrize("exercise", sorted(set(DELEGATING) - NOT_MINE))
+def test_visible_checks_refuse_delegating_answers(exercise, tmp_path):
+    """A visible check never passes what the hidden tests refuse: run in ``memlab check-work``,
+    every delegating answer fails a visible check of its question, which names the refused
+    function (WriteItYourself)."""
+    from memlab.grading import check_work
+
+    result = check_work(_delegating_notebook(exercise, tmp_path), timeout=60)
+    for qid in DELEGATING[exercise]:
+        tests = [t for t in result.tests if t.question == qid]
+        assert tests, f"{exercise}: {qid} has no visible check"
+        passed = all((all(c.passed for c in t.checks) if t.checks else t.passed) for t in tests)
+        assert not passed, f"{exercise}: the delegating {qid} passes every visible check"
+    assert "WriteItYourself" in result.feedback() or "write it yourself" in result.feedback()
