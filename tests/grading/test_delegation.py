@@ -98,8 +98,17 @@ DELEGATING = {
     "06_sqrt_segments": {
         "q1_forward": "def forward_values(outputs):\n"
                       "    return [n for n in ck.forward_nodes_of(outputs) if n is not outputs[0]]\n",
-        "q2_every_kth": "def every_kth(outputs, k):\n    return ck.every_k(outputs, k)\n",
-        "q3_sqrt": "def sqrt_segments(outputs):\n    return ck.sqrt_checkpoints(outputs)\n",
+        "q2_sweep": "def sweep(outputs):\n"
+                    "    out = {}\n"
+                    "    for k in range(1, len(forward_values(outputs)) + 1):\n"
+                    "        new = ck.recompute_graph(outputs, ck.every_k(outputs, k))\n"
+                    "        out[k] = (ml.plan_offsets(new, order=ml.topo_order(new)).total_bytes,\n"
+                    "                  len(ck.recomputed_nodes(new)))\n"
+                    "    return out\n",
+        "q3_choose_k": "def choose_k(outputs, budget=None):\n"
+                       "    keep = ck.memonger(outputs, budget)\n"
+                       "    values = forward_values(outputs)\n"
+                       "    return len(values) // max(1, len(keep))\n",
     },
     "07_chain_dp": {
         "q1_min_forwards": "def min_forwards(l, M):\n    return ck.optimal_forwards(l, M)\n",
