@@ -162,6 +162,16 @@ DELEGATING = {
                    "    return ml.plan_memory(outputs, inplace=False, order=order, group=key,\n"
                    "                          match='exact')\n",
     },
+    "16_real_networks": {
+        "q2_count": "def count_by_hand(widths, batch):\n"
+                    "    m = ml.models.from_onnx(build_mlp(widths, batch))\n"
+                    "    fwd = [n for n in ml.topo_order(m['output']) if n.op.computes]\n"
+                    "    return m['parameters'], sum(n.nbytes for n in fwd)\n",
+        "q3_checkpoints": "def checkpoints_within(widths, batch, budget):\n"
+                          "    m = ml.models.from_onnx(build_mlp(widths, batch))\n"
+                          "    step = ml.models.training_outputs(m)\n"
+                          "    return {n.name for n in ck.memonger(step, budget)}\n",
+    },
     "15_paged_kv_cache": {   # q1 is a ceiling division: nothing in the library to delegate to
         "q2_paged": "class PagedKVCache(kvcache.PagedAllocator):\n"
                     "    def free_count(self):\n"
@@ -179,15 +189,33 @@ DELEGATING = {
 }
 
 
-@pytest.mark.parametrize("exercise", sorted(DELEGATING))
-def test_delegating_answers_score_zero(exercise, tmp_path):
+#: exercise -> answers the delegating ones build on, taken from the solution (not graded here)
+SUPPORT = {"16_real_networks": ("q1_build_mlp",)}
+
+
+def _solution_answer(exercise, qid):
+    nb = nbformat.read(ROOT / "solutions" / f"{exercise}.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("memlab", {}).get("id") == qid)
+    return "\n".join(line for line in cell.source.split("\n")
+                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+
+
+def _delegating_notebook(exercise, folder):
+    answers = dict(DELEGATING[exercise])
+    answers.update({qid: _solution_answer(exercise, qid) for qid in SUPPORT.get(exercise, ())})
     nb = nbformat.read(ROOT / "exercises" / f"{exercise}.ipynb", as_version=4)
     for cell in nb.cells:
         meta = cell.metadata.get("memlab", {})
-        if meta.get("kind") == "answer" and meta.get("id") in DELEGATING[exercise]:
-            cell.source = DELEGATING[exercise][meta["id"]]
-    path = tmp_path / f"{exercise}.ipynb"
+        if meta.get("kind") == "answer" and meta.get("id") in answers:
+            cell.source = answers[meta["id"]]
+    path = folder / f"{exercise}.ipynb"
     nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.parametrize("exercise", sorted(DELEGATING))
+def test_delegating_answers_score_zero(exercise, tmp_path):
+    path = _delegating_notebook(exercise, tmp_path)
     result = grade(path, solution=ROOT / "solutions" / f"{exercise}.ipynb", timeout=60)
     for qid in DELEGATING[exercise]:
         assert result.questions[qid].score == 0, f"{exercise}: delegating {qid} earned points"
@@ -229,17 +257,6 @@ def test_gpu_answers_without_the_kernel_score_zero(tmp_path):
     result = grade(path, solution=ROOT / "solutions" / "14_gpu_kernels.ipynb", timeout=120)
     assert result.score == 0, result.feedback()
     assert "shared" in result.feedback() and "launched" in result.feedback()
-
-
-def _delegating_notebook(exercise, folder):
-    nb = nbformat.read(ROOT / "exercises" / f"{exercise}.ipynb", as_version=4)
-    for cell in nb.cells:
-        meta = cell.metadata.get("memlab", {})
-        if meta.get("kind") == "answer" and meta.get("id") in DELEGATING[exercise]:
-            cell.source = DELEGATING[exercise][meta["id"]]
-    path = folder / f"{exercise}.ipynb"
-    nbformat.write(nb, path)
-    return path
 
 
 #: exercises whose visible checks are another helper's to change (their text is in the report)
