@@ -81,9 +81,7 @@ DELEGATING = {
                     "    life = ml.memory.lifetimes(order, outputs)\n"
                     "    return [n.name for n in fwd\n"
                     "            if n in life and n not in outputs and life[n][1] >= len(fwd)]\n",
-        "q2_plan": "def plan_training(outputs, order, inplace=True, share=True):\n"
-                   "    p = ml.plan_memory(outputs, order=order, inplace=inplace, share=share)\n"
-                   "    return p.storage, p.storage_bytes\n",
+        "q2_order": "def training_order(outputs):\n    return ml.memory_order(outputs)\n",
         "q3_explain": "def explain_bytes(plan, loss):\n"
                       "    p = ml.plan_memory(plan.outputs, order=plan.order, trace=True)\n"
                       "    fwd = set(ml.topo_order(loss))\n"

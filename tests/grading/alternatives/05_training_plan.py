@@ -1,5 +1,5 @@
-# Alternative answers to exercise 05: the saved values found from the readers' side, a box kept
-# sorted by (size, tag) with bisect, the bytes split by a first pass over the tags.
+# Alternative answers to exercise 05: the saved values found from the readers' side, a greedy
+# order (the ready node that adds the fewest bytes), the bytes split by a first pass over the tags.
 # %% q1_saved
 def saved_for_backward(outputs, loss):
     forward = ml.topo_order(loss)
@@ -7,39 +7,35 @@ def saved_for_backward(outputs, loss):
     backward = [n for n in ml.topo_order(outputs) if id(n) not in fwd]
     read = {id(x) for n in backward for x in n.inputs}
     return [n.name for n in forward if n.op.computes and id(n) in read]
-# %% q2_plan
-import bisect
-
-def plan_training(outputs, order, inplace=True, share=True):
+# %% q2_order
+def training_order(outputs):
+    # greedy: run next, among the ready nodes, the one that adds the fewest bytes (its output less
+    # the inputs it is the last to read); ties: the earliest found
+    nodes, seen, stack = [], set(), list(outputs)
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen.add(id(n))
+            nodes.append(n)
+            stack.extend(n.inputs)
+    readers = {id(n): set() for n in nodes}
+    for n in nodes:
+        for x in n.inputs:
+            readers[id(x)].add(id(n))
     outs = {id(o) for o in outputs}
-    ref = {}
-    for n in order:
-        for x in {id(x) for x in n.inputs}:
-            ref[x] = ref.get(x, 0) + 1
-    storage, sbytes, box = {}, {}, []          # box: sorted (size, tag)
-    for n in order:
-        if not n.op.computes:
-            continue
-        tag = None
-        if inplace:
-            for i in n.op.inplace(n):
-                x = n.inputs[i]
-                if x in storage and ref[id(x)] == 1 and id(x) not in outs and x.nbytes == n.nbytes:
-                    tag = storage[x]
-                    break
-        if tag is None and share:
-            k = bisect.bisect_left(box, (n.nbytes, -1))
-            if k < len(box):
-                tag = box.pop(k)[1]
-        if tag is None:
-            tag = len(sbytes)
-            sbytes[tag] = n.nbytes
-        storage[n] = tag
-        for x in {id(x): x for x in n.inputs}.values():
-            ref[id(x)] -= 1
-            if ref[id(x)] == 0 and x in storage and id(x) not in outs and storage[x] != tag:
-                bisect.insort(box, (sbytes[storage[x]], storage[x]))
-    return storage, sbytes
+    done, order = set(), []
+    while len(order) < len(nodes):
+        ready = [n for n in nodes if id(n) not in done and all(id(x) in done for x in n.inputs)]
+
+        def cost(n):
+            freed = sum(x.nbytes for x in {id(x): x for x in n.inputs}.values()
+                        if x.op.computes and id(x) not in outs and readers[id(x)] - done <= {id(n)})
+            return (n.nbytes if n.op.computes else 0) - freed
+
+        best = min(ready, key=cost)
+        done.add(id(best))
+        order.append(best)
+    return order
 # %% q3_explain
 def explain_bytes(plan, loss):
     fwd = {id(n) for n in ml.topo_order(loss)}
