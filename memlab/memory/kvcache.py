@@ -254,10 +254,10 @@ class PagedAllocator:
         _known(self.tables, parent, "PagedAllocator.fork: parent")
         if child in self.tables:
             raise PlanError(f"request {child} already has a block table")
-        self.tables[child] = list(self.tables[parent])
-        self.lengths[child] = self.lengths[parent]
-        for block in self.tables[child]:
+        table = list(self.tables[parent])
+        for block in table:
             self.refcount[block] += 1
+        self.tables[child], self.lengths[child] = table, self.lengths[parent]
 
     def release(self, rid: int) -> None:
         """Give back request ``rid``'s blocks (a shared block when its last holder leaves)."""

@@ -81,9 +81,7 @@ DELEGATING = {
                     "    life = ml.memory.lifetimes(order, outputs)\n"
                     "    return [n.name for n in fwd\n"
                     "            if n in life and n not in outputs and life[n][1] >= len(fwd)]\n",
-        "q2_plan": "def plan_training(outputs, order, inplace=True, share=True):\n"
-                   "    p = ml.plan_memory(outputs, order=order, inplace=inplace, share=share)\n"
-                   "    return p.storage, p.storage_bytes\n",
+        "q2_order": "def training_order(outputs):\n    return ml.memory_order(outputs)\n",
         "q3_explain": "def explain_bytes(plan, loss):\n"
                       "    p = ml.plan_memory(plan.outputs, order=plan.order, trace=True)\n"
                       "    fwd = set(ml.topo_order(loss))\n"
@@ -98,8 +96,17 @@ DELEGATING = {
     "06_sqrt_segments": {
         "q1_forward": "def forward_values(outputs):\n"
                       "    return [n for n in ck.forward_nodes_of(outputs) if n is not outputs[0]]\n",
-        "q2_every_kth": "def every_kth(outputs, k):\n    return ck.every_k(outputs, k)\n",
-        "q3_sqrt": "def sqrt_segments(outputs):\n    return ck.sqrt_checkpoints(outputs)\n",
+        "q2_sweep": "def sweep(outputs):\n"
+                    "    out = {}\n"
+                    "    for k in range(1, len(forward_values(outputs)) + 1):\n"
+                    "        new = ck.recompute_graph(outputs, ck.every_k(outputs, k))\n"
+                    "        out[k] = (ml.plan_offsets(new, order=ml.topo_order(new)).total_bytes,\n"
+                    "                  len(ck.recomputed_nodes(new)))\n"
+                    "    return out\n",
+        "q3_choose_k": "def choose_k(outputs, budget=None):\n"
+                       "    keep = ck.memonger(outputs, budget)\n"
+                       "    values = forward_values(outputs)\n"
+                       "    return len(values) // max(1, len(keep))\n",
     },
     "07_chain_dp": {
         "q1_min_forwards": "def min_forwards(l, M):\n    return ck.optimal_forwards(l, M)\n",
@@ -153,6 +160,16 @@ DELEGATING = {
                    "    return ml.plan_memory(outputs, inplace=False, order=order, group=key,\n"
                    "                          match='exact')\n",
     },
+    "16_real_networks": {
+        "q2_count": "def count_by_hand(widths, batch):\n"
+                    "    m = ml.models.from_onnx(build_mlp(widths, batch))\n"
+                    "    fwd = [n for n in ml.topo_order(m['output']) if n.op.computes]\n"
+                    "    return m['parameters'], sum(n.nbytes for n in fwd)\n",
+        "q3_checkpoints": "def checkpoints_within(widths, batch, budget):\n"
+                          "    m = ml.models.from_onnx(build_mlp(widths, batch))\n"
+                          "    step = ml.models.training_outputs(m)\n"
+                          "    return {n.name for n in ck.memonger(step, budget)}\n",
+    },
     "15_paged_kv_cache": {   # q1 is a ceiling division: nothing in the library to delegate to
         "q2_paged": "class PagedKVCache(kvcache.PagedAllocator):\n"
                     "    def free_count(self):\n"
@@ -170,15 +187,33 @@ DELEGATING = {
 }
 
 
-@pytest.mark.parametrize("exercise", sorted(DELEGATING))
-def test_delegating_answers_score_zero(exercise, tmp_path):
+#: exercise -> answers the delegating ones build on, taken from the solution (not graded here)
+SUPPORT = {"16_real_networks": ("q1_build_mlp",)}
+
+
+def _solution_answer(exercise, qid):
+    nb = nbformat.read(ROOT / "solutions" / f"{exercise}.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("memlab", {}).get("id") == qid)
+    return "\n".join(line for line in cell.source.split("\n")
+                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+
+
+def _delegating_notebook(exercise, folder):
+    answers = dict(DELEGATING[exercise])
+    answers.update({qid: _solution_answer(exercise, qid) for qid in SUPPORT.get(exercise, ())})
     nb = nbformat.read(ROOT / "exercises" / f"{exercise}.ipynb", as_version=4)
     for cell in nb.cells:
         meta = cell.metadata.get("memlab", {})
-        if meta.get("kind") == "answer" and meta.get("id") in DELEGATING[exercise]:
-            cell.source = DELEGATING[exercise][meta["id"]]
-    path = tmp_path / f"{exercise}.ipynb"
+        if meta.get("kind") == "answer" and meta.get("id") in answers:
+            cell.source = answers[meta["id"]]
+    path = folder / f"{exercise}.ipynb"
     nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.parametrize("exercise", sorted(DELEGATING))
+def test_delegating_answers_score_zero(exercise, tmp_path):
+    path = _delegating_notebook(exercise, tmp_path)
     result = grade(path, solution=ROOT / "solutions" / f"{exercise}.ipynb", timeout=60)
     for qid in DELEGATING[exercise]:
         assert result.questions[qid].score == 0, f"{exercise}: delegating {qid} earned points"
@@ -220,3 +255,23 @@ def test_gpu_answers_without_the_kernel_score_zero(tmp_path):
     result = grade(path, solution=ROOT / "solutions" / "14_gpu_kernels.ipynb", timeout=120)
     assert result.score == 0, result.feedback()
     assert "shared" in result.feedback() and "launched" in result.feedback()
+
+
+#: exercises whose visible checks are another helper's to change (their text is in the report)
+NOT_MINE = {"02_pool"}
+
+
+@pytest.mark.parametrize("exercise", sorted(set(DELEGATING) - NOT_MINE))
+def test_visible_checks_refuse_delegating_answers(exercise, tmp_path):
+    """A visible check never passes what the hidden tests refuse: run in ``memlab check-work``,
+    every delegating answer fails a visible check of its question, which names the refused
+    function (WriteItYourself)."""
+    from memlab.grading import check_work
+
+    result = check_work(_delegating_notebook(exercise, tmp_path), timeout=60)
+    for qid in DELEGATING[exercise]:
+        tests = [t for t in result.tests if t.question == qid]
+        assert tests, f"{exercise}: {qid} has no visible check"
+        passed = all((all(c.passed for c in t.checks) if t.checks else t.passed) for t in tests)
+        assert not passed, f"{exercise}: the delegating {qid} passes every visible check"
+    assert "WriteItYourself" in result.feedback() or "write it yourself" in result.feedback()
