@@ -236,7 +236,8 @@ def test_compare_with_homogeneous_lists_every_schedule_that_fits():
     row = h.compare_with_homogeneous(chain, [low])[0]
     names = [n for _, n in row["fitting"]]
     for name, s in [("slot optimum, 3 slots", ck.optimal(12, 3)),
-                    ("recompute all", ck.recompute_all(12)), ("revolve (c = 1)", ck.revolve(12, 1))]:
+                    ("recompute all", ck.recompute_all(12)),
+                    ("revolve (c = 1)", ck.revolve(12, 1))]:
         peak, time = h.replay_memory(s.actions, chain), sum(
             chain.forward_costs[a.i] for a in s.actions if isinstance(a, ck.Forward))
         assert peak <= low and (time, name) in row["fitting"]
