@@ -223,6 +223,13 @@ BAD_CALLS = {
     "hetero replay frees a bad name": (
         lambda: _CK.hetero.replay_memory([_CK.Free("zz")], _CH), ml.ScheduleError,
         ("frees zz", "not held")),
+    "pipeline schedule unknown": (
+        lambda: _CK.parallel.pipeline_memory(_CK.parallel.uniform_model(4, 10, 1.0), 2, 2, 4,
+                                             schedule="pipedream"),
+        ml.MemlabError, ("schedule must be one of", "gpipe", "1f1b", "'pipedream'")),
+    "pipeline timeline negative time": (
+        lambda: _CK.parallel.pipeline_timeline(2, 2, backward=-1.0), ml.MemlabError,
+        ("pipeline_timeline: backward", "-1")),
     "paged admit fractional tokens": (lambda: _paged().admit(1, 2.5), ml.BudgetError,
                                       ("PagedAllocator.admit: tokens", "integer >= 0", "2.5")),
     "paged admit negative tokens": (lambda: _paged().admit(1, -3), ml.BudgetError,

@@ -301,24 +301,28 @@ def cnn_like_chain(l: int = 12, seed: int = 0) -> HeteroChain:
 
 
 def compare_with_homogeneous(chain: HeteroChain, budgets: Sequence[int]) -> list[dict[str, object]]:
-    """For each budget: the heterogeneous optimum against the best homogeneous schedule that fits
-    (the slot optimum for every slot count, Revolve for every snapshot count, sqrt(l)), each
-    replayed on ``chain`` with its real sizes and costs."""
-    from .strategies import optimal, revolve, sqrt_schedule  # the same package, one layer
+    """For each budget: the heterogeneous optimum against the homogeneous schedules that fit (the
+    slot optimum for every slot count, recompute all, Revolve for every snapshot count, sqrt(l)),
+    each replayed on ``chain`` with its real sizes and costs. ``homogeneous`` and ``which`` are the
+    fastest of them; ``fitting`` lists every one that fits, as ``(forward time, name)``, fastest
+    first."""
+    from .strategies import optimal, recompute_all, revolve, sqrt_schedule  # the same package
 
     l = chain.l
     # named so as not to be confused with the heterogeneous optimum: lesson 07's optimum for M slots
     pool = [(f"slot optimum, {m} slots", optimal(l, m)) for m in range(3 if l > 1 else 2, l + 2)]
-    pool += [(s.name, s) for s in [revolve(l, c) for c in range(1, l + 1)] + [sqrt_schedule(l)]]
+    pool += [(s.name, s) for s in [recompute_all(l)] + [revolve(l, c) for c in range(1, l + 1)]
+             + [sqrt_schedule(l)]]
     scored = [(name, *evaluate(s.actions, chain)) for name, s in pool]
     planner = HeteroPlanner(chain, max(max(budgets), sum(chain.sizes) + max(chain.sizes)))
     rows = []
     for b in budgets:
-        fits = [(t, name, p) for name, p, t in scored if p <= b]
-        best = min(fits) if fits else None
+        fits = sorted((t, name) for name, p, t in scored if p <= b)
+        best = fits[0] if fits else None
         opt = planner.schedule(b) if np.isfinite(planner.C[0, l][b]) else None
         rows.append({"budget": b,
                      "optimum": None if opt is None else opt.forward_time,
                      "homogeneous": None if best is None else best[0],
-                     "which": None if best is None else best[1]})
+                     "which": None if best is None else best[1],
+                     "fitting": fits})
     return rows

@@ -8,6 +8,13 @@ input per micro-batch and recomputes one micro-batch's activations at a time in 
 The **bubble** (devices idle while the pipeline fills and drains) is ``(S - 1) / (M + S - 1)`` of the
 time.
 
+**1F1B (PipeDream-Flush; Narayanan et al. 2021, Megatron-LM, section 2.2.1).** The same stages and
+micro-batches, another order on each device: stage ``s`` runs ``min(S - 1 - s, M)`` forwards to fill
+the pipeline, then alternates one forward and one backward, then drains the backwards. A backward
+frees its micro-batch's activations as soon as it can, so stage ``s`` never holds more than
+``min(S - s, M)`` micro-batches in flight (GPipe: ``M``); the bubble is the same as GPipe's
+(:func:`pipeline_timeline` times both schedules).
+
 **Data parallelism (ZeRO; Rajbhandari et al. 2020).** ``N`` devices each run the whole model on
 ``1/N`` of the batch. With mixed-precision Adam a parameter costs 2 bytes (fp16 weight) + 2 (fp16
 gradient) + ``K = 12`` (fp32 weight, momentum, variance). Plain data parallelism replicates all
@@ -82,21 +89,65 @@ def _check_micro(batch: int, M: int) -> float:
     return batch / M
 
 
-def pipeline_memory(model: Model, S: int, M: int, batch: int, remat: bool = False) -> list[float]:
-    """Peak bytes per device of GPipe with ``S`` stages and ``M`` micro-batches (weights and their
-    training state, plus activations)."""
+SCHEDULES = ("gpipe", "1f1b")
+
+
+def _check_schedule(schedule: object) -> str:
+    if schedule not in SCHEDULES:
+        raise MemlabError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    return schedule  # type: ignore[return-value]
+
+
+def stage_order(S: int, M: int, schedule: str = "gpipe") -> list[list[tuple[str, int]]]:
+    """The order in which each of ``S`` stages runs its forwards ``("F", m)`` and backwards
+    ``("B", m)`` of ``M`` micro-batches: GPipe all forwards then all backwards; 1F1B
+    ``min(S - 1 - s, M)`` forwards, then one forward and one backward in turn, then the rest of the
+    backwards (Megatron-LM's non-interleaved schedule)."""
+    check_int(S, "stage_order: S (stages)", 1)
+    check_int(M, "stage_order: M (micro-batches)", 1)
+    _check_schedule(schedule)
+    orders = []
+    for s in range(S):
+        if schedule == "gpipe":
+            orders.append([("F", m) for m in range(M)] + [("B", m) for m in range(M)])
+            continue
+        warm = min(S - 1 - s, M)
+        order = [("F", m) for m in range(warm)]
+        for m in range(M - warm):
+            order += [("F", warm + m), ("B", m)]
+        order += [("B", m) for m in range(M - warm, M)]
+        orders.append(order)
+    return orders
+
+
+def in_flight(S: int, M: int, schedule: str = "gpipe") -> list[int]:
+    """The most micro-batches each stage holds activations for at once: ``M`` with GPipe,
+    ``min(S - s, M)`` on stage ``s`` with 1F1B."""
+    check_int(S, "in_flight: S (stages)", 1)
+    check_int(M, "in_flight: M (micro-batches)", 1)
+    if _check_schedule(schedule) == "gpipe":
+        return [M] * S
+    return [min(S - s, M) for s in range(S)]
+
+
+def pipeline_memory(model: Model, S: int, M: int, batch: int, remat: bool = False,
+                    schedule: str = "gpipe") -> list[float]:
+    """Peak bytes per device of a pipeline (``schedule`` ``"gpipe"`` or ``"1f1b"``) with ``S``
+    stages and ``M`` micro-batches: weights and their training state, plus the activations of
+    the micro-batches in flight (:func:`in_flight`); with ``remat``, their stage inputs plus one
+    micro-batch's activations, recomputed."""
     _check_model(model, "pipeline_memory")
     micro = _check_micro(batch, M)
     check_bool(remat, "pipeline_memory: remat")
     out = []
-    for stage in stages(model, S):
+    for stage, flying in zip(stages(model, S), in_flight(S, M, schedule)):
         weights = (4 + ADAM_STATES) * sum(model.params[i] for i in stage)
         acts = sum(model.activations[i] for i in stage) * micro
         if remat:
-            kept = model.boundary[stage.start] * micro * M
+            kept = model.boundary[stage.start] * micro * flying
             out.append(weights + kept + acts)
         else:
-            out.append(weights + acts * M)
+            out.append(weights + acts * flying)
     return out
 
 
@@ -107,33 +158,67 @@ def bubble_fraction(S: int, M: int) -> float:
     return (S - 1) / (M + S - 1)
 
 
-def simulate_pipeline(model: Model, S: int, M: int, batch: int, remat: bool = False) -> list[float]:
-    """Replay GPipe step by step (all forwards, then all backwards; micro-batch m on stage s at
-    tick m + s) and return the most bytes each device held."""
+def pipeline_timeline(S: int, M: int, schedule: str = "gpipe", forward: float = 1.0,
+                      backward: float = 2.0) -> list[tuple[int, str, int, float, float]]:
+    """Time the pipeline: each stage runs :func:`stage_order` as soon as its inputs are there
+    (``F`` of micro-batch m on stage s after ``F`` on s - 1; ``B`` after ``B`` on s + 1). Returns
+    ``(stage, "F" or "B", micro-batch, start, end)`` for every task."""
+    check_number(forward, "pipeline_timeline: forward (time)", 0)
+    check_number(backward, "pipeline_timeline: backward (time)", 0)
+    orders = stage_order(S, M, schedule)
+    done: dict[tuple[int, str, int], float] = {}
+    free, nxt, tasks = [0.0] * S, [0] * S, []
+    while len(tasks) < 2 * S * M:
+        moved = False
+        for s in range(S):
+            while nxt[s] < len(orders[s]):
+                kind, m = orders[s][nxt[s]]
+                dep = ((s - 1, "F", m) if s > 0 else None) if kind == "F" else \
+                    ((s + 1, "B", m) if s < S - 1 else (s, "F", m))
+                if dep is not None and dep not in done:
+                    break
+                start = max(free[s], done[dep] if dep else 0.0)
+                free[s] = done[s, kind, m] = start + (forward if kind == "F" else backward)
+                tasks.append((s, kind, m, start, free[s]))
+                nxt[s] += 1
+                moved = True
+        if not moved:  # pragma: no cover - both schedules respect the dependencies
+            raise MemlabError(f"pipeline_timeline: the {schedule} order deadlocks")
+    return tasks
+
+
+def measured_bubble(S: int, M: int, schedule: str = "gpipe", forward: float = 1.0,
+                    backward: float = 2.0) -> float:
+    """The idle fraction of :func:`pipeline_timeline`: 1 - busy time / (S x makespan)."""
+    tasks = pipeline_timeline(S, M, schedule, forward, backward)
+    span = max(t[4] for t in tasks)
+    return 1 - sum(t[4] - t[3] for t in tasks) / (S * span) if span else 0.0
+
+
+def simulate_pipeline(model: Model, S: int, M: int, batch: int, remat: bool = False,
+                      schedule: str = "gpipe") -> list[float]:
+    """Replay each stage's :func:`stage_order` task by task (a forward keeps what its backward
+    needs, the backward frees it) and return the most bytes each device held."""
     _check_model(model, "simulate_pipeline")
     micro = _check_micro(batch, M)
     check_bool(remat, "simulate_pipeline: remat")
     split = stages(model, S)
-    held = [(4 + ADAM_STATES) * sum(model.params[i] for i in st) for st in split]
-    peak = list(held)
-    stage_act = [sum(model.activations[i] for i in st) * micro for st in split]
-    kept = [model.boundary[st.start] * micro if remat else stage_act[k]
-            for k, st in enumerate(split)]
-    for tick in range(M + S - 1):  # forward: keep what the backward will need
-        for s in range(S):
-            m = tick - s
-            if 0 <= m < M:
-                held[s] += kept[s]
-                extra = stage_act[s] if remat else 0.0   # activations while computing
-                peak[s] = max(peak[s], held[s] + extra)
-    for tick in range(M + S - 1):  # backward, last stage first
-        for s in range(S - 1, -1, -1):
-            m = tick - (S - 1 - s)
-            if 0 <= m < M:
-                need = held[s] + (stage_act[s] if remat else 0.0)  # recomputed for this one
-                peak[s] = max(peak[s], need)
-                held[s] -= kept[s]
-    return peak
+    peaks = []
+    for st, order in zip(split, stage_order(S, M, schedule)):
+        held = (4 + ADAM_STATES) * sum(model.params[i] for i in st)
+        peak = held
+        stage_act = sum(model.activations[i] for i in st) * micro
+        kept = model.boundary[st.start] * micro if remat else stage_act
+        extra = stage_act if remat else 0.0   # activations while computing or recomputing
+        for kind, _ in order:
+            if kind == "F":
+                held += kept
+                peak = max(peak, held + extra)
+            else:
+                peak = max(peak, held + extra)
+                held -= kept
+        peaks.append(peak)
+    return peaks
 
 
 ZERO = ("plain", "zero-1", "zero-2", "zero-3")

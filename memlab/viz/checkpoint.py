@@ -67,21 +67,38 @@ def strategies_frames(schedules: Sequence[Schedule]) -> list[Frame]:
     return [f for s in schedules for f in schedule_frames(s, width)]
 
 
-def chain_graph(l: int) -> graphviz.Digraph:
-    """The backpropagation task graph: ``F_i`` forward, ``B_i`` backward, ``B_i`` reading ``x_i``."""
+CHAIN_PHASES = ("the forward phase: F_i(x_i) = x_(i+1), i < l",
+                "the backward phase: B_i(x_i, y_(i+1)) = y_i, i <= l",
+                "the edges x_i -> B_i: each backward step reads its forward value")
+
+
+def chain_graph(l: int, phase: int = 3) -> graphviz.Digraph:
+    """The backpropagation task graph as the slides build it: ``phase`` 1 the forward tasks
+    ``F_i``, 2 the backward tasks ``B_i`` too, 3 the edges from ``x_i`` to ``B_i`` too."""
+    if phase not in (1, 2, 3):
+        raise ValueError(f"chain_graph: phase must be 1, 2 or 3, got {phase!r}")
     g = digraph("LR", size="9,3")
     for i in range(l + 1):
         g.node(f"x{i}", f"x{i}", shape="box", style="filled", fillcolor=X_COLOR)
-        g.node(f"y{i}", f"y{i}", shape="box", style="filled", fillcolor=Y_COLOR)
-        g.node(f"B{i}", f"B{i}", shape="ellipse")
-        g.edge(f"x{i}", f"B{i}")
-        g.edge(f"B{i}", f"y{i}")
         if i < l:
             g.node(f"F{i}", f"F{i}", shape="ellipse")
             g.edge(f"x{i}", f"F{i}")
             g.edge(f"F{i}", f"x{i + 1}")
-            g.edge(f"y{i + 1}", f"B{i}")
+        if phase >= 2:
+            g.node(f"y{i}", f"y{i}", shape="box", style="filled", fillcolor=Y_COLOR)
+            g.node(f"B{i}", f"B{i}", shape="ellipse")
+            g.edge(f"B{i}", f"y{i}")
+            if i < l:
+                g.edge(f"y{i + 1}", f"B{i}")
+        if phase == 3:
+            g.edge(f"x{i}", f"B{i}", color="#c0392b")
     return g
+
+
+def chain_graph_frames(l: int) -> list[Frame]:
+    """The slides' three frames of the task graph, one :class:`Frame` each."""
+    return [Frame(chain_graph(l, k + 1), f"{k + 1}/3: {what}")
+            for k, what in enumerate(CHAIN_PHASES)]
 
 
 @lru_cache(maxsize=64)

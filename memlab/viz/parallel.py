@@ -1,5 +1,5 @@
-"""Pictures of parallel backpropagation (lesson 09): GPipe's schedule, memory per device, ZeRO's
-stages. Numbers come from :mod:`memlab.checkpoint.parallel`."""
+"""Pictures of parallel backpropagation (lesson 09): GPipe's and 1F1B's schedules, memory per
+device, ZeRO's stages. Numbers come from :mod:`memlab.checkpoint.parallel`."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -12,24 +12,51 @@ from .palette import color
 from .plots import finish
 
 
-def gpipe_timeline(S: int, M: int, backward: float = 2.0) -> Figure:
-    """GPipe on ``S`` devices with ``M`` micro-batches: forwards (light) fill the pipeline, then
-    backwards (dark) drain it; white is the bubble."""
+_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B"}
+
+
+def pipeline_timeline(S: int, M: int, schedule: str = "gpipe", backward: float = 2.0) -> Figure:
+    """A pipeline on ``S`` devices with ``M`` micro-batches, timed by
+    :func:`~memlab.checkpoint.parallel.pipeline_timeline`: forwards plain, backwards hatched, one
+    colour per micro-batch; white is the bubble. The title gives the most micro-batches in flight
+    on any device."""
+    tasks = par.pipeline_timeline(S, M, schedule, 1.0, backward)
     fig, ax = plt.subplots(figsize=(6.4, 0.45 * S + 1.0))
-    for s in range(S):
-        for m in range(M):
-            ax.barh(s, 1.0, left=m + s, color=color(m), edgecolor="#333333", height=0.7)
-            ax.text(m + s + 0.5, s, f"F{m}", ha="center", va="center", fontsize=7)
-            start = (M + S - 1) + (m + (S - 1 - s)) * backward
-            ax.barh(s, backward, left=start, color=color(m), edgecolor="#333333", height=0.7,
-                    hatch="//")
-            ax.text(start + backward / 2, s, f"B{m}", ha="center", va="center", fontsize=7)
+    for s, kind, m, start, end in tasks:
+        ax.barh(s, end - start, left=start, color=color(m), edgecolor="#333333", height=0.7,
+                hatch="//" if kind == "B" else None)
+        ax.text((start + end) / 2, s, f"{kind}{m}", ha="center", va="center", fontsize=7)
     ax.set_yticks(range(S))
     ax.set_yticklabels([f"device {s}" for s in range(S)])
     ax.invert_yaxis()
-    ax.set_xlabel("time (one micro-batch forward on one stage = 1)")
-    return finish(fig, ax, f"GPipe, {S} stages, {M} micro-batches: bubble "
-                           f"{par.bubble_fraction(S, M):.0%} of the time")
+    ax.set_xlabel(f"time (forward of one micro-batch on one stage = 1, backward = {backward:g})")
+    flying = max(par.in_flight(S, M, schedule))
+    return finish(fig, ax, f"{_NAMES[schedule]}, {S} stages, {M} micro-batches: bubble "
+                           f"{par.measured_bubble(S, M, schedule, 1.0, backward):.0%}, "
+                           f"at most {flying} in flight")
+
+
+def gpipe_timeline(S: int, M: int, backward: float = 2.0) -> Figure:
+    """GPipe's timeline: :func:`pipeline_timeline` with ``schedule="gpipe"``."""
+    return pipeline_timeline(S, M, "gpipe", backward)
+
+
+def schedule_bars(per_schedule: dict[str, Sequence[float]], title: str,
+                  unit: float = 1e9) -> Figure:
+    """Bytes per device (GB by default), one group of bars per device, one bar per schedule."""
+    fig, ax = plt.subplots(figsize=(6.0, 2.6))
+    n = len(per_schedule)
+    width = 0.8 / n
+    for k, (name, values) in enumerate(per_schedule.items()):
+        xs = [d + (k - (n - 1) / 2) * width for d in range(len(values))]
+        ax.bar(xs, [v / unit for v in values], width, color=color(k), edgecolor="#333333",
+               label=_NAMES.get(name, name))
+    ax.set_xticks(range(len(next(iter(per_schedule.values())))))
+    ax.set_xticklabels([f"device {d}" for d in range(len(next(iter(per_schedule.values()))))],
+                       fontsize=8)
+    ax.set_ylabel("GB" if unit == 1e9 else "bytes")
+    ax.legend(fontsize=8)
+    return finish(fig, ax, title)
 
 
 def device_bars(values: Sequence[float], labels: Sequence[str], title: str,

@@ -119,23 +119,48 @@ def replica_grid(plan: MemoryPlan, module: str = "decoder", backward: bool = Fal
     return finish(fig, ax, title or f"{module}: {len(tags)} storages")
 
 
-def memory_lines(lengths: Sequence[int], curves: Mapping[str, Sequence[int]],
-                 budget: float | None = None, title: str | None = None) -> Figure:
-    """Memory of a training step (MB) against target length, one line per technique."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.4))
-    for k, (name, values) in enumerate(curves.items()):
-        ax.plot(lengths, [v / MB for v in values], marker="o", ms=3, lw=1.6, label=name,
-                color=PALETTE[(k + 4) % len(PALETTE)] if k else "#555555",
-                ls="--" if name.startswith("general") else "-")
-    if budget is not None:
-        ax.axhline(budget / MB, color="#c0392b", lw=1, ls=":")
-        ax.annotate(f"budget {budget / MB:g} MB", (lengths[0], budget / MB), color="#c0392b",
-                    fontsize=8, xytext=(2, 3), textcoords="offset points")
-    ax.set_xlabel("target length (decoder timesteps)")
-    ax.set_ylabel("MB")
-    ax.set_yscale("log")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return finish(fig, ax, title)
+_LINE_STYLES = [("#555555", "o", "-"), ("#1f77b4", "s", "--"), ("#ff7f0e", "^", "-."),
+                ("#9467bd", "v", ":"), ("#d62728", "D", "-"), ("#2ca02c", "P", "--"),
+                ("#8c564b", "X", "-."), ("#e377c2", "*", ":"), ("#17becf", "h", "-")]
+
+
+def technique_panels(lengths: Sequence[int], curves: Mapping[str, Sequence[int]],
+                     ladder: Sequence[str], others: Sequence[str],
+                     title: str | None = None) -> Figure:
+    """Three panels, each line with its own colour, marker and dash: (a) the ``ladder`` of
+    techniques (each added to the ones before) against target length, log scale; (b) what each
+    step of the ladder saves over the one before it at the longest target, so that steps whose
+    lines lie on top of each other in (a) are told apart; (c) the last step of the ladder beside
+    ``others`` (the general planners), linear scale."""
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(12.0, 3.6),
+                                  gridspec_kw={"width_ratios": [1.25, 1.0, 1.0]})
+    style = {name: _LINE_STYLES[k % len(_LINE_STYLES)] for k, name in enumerate([*ladder, *others])}
+    for ax, names in ((a, ladder), (c, [ladder[-1], *others])):
+        for name in names:
+            col, mk, ls = style[name]
+            ax.plot(lengths, [v / MB for v in curves[name]], color=col, marker=mk, ms=4, ls=ls,
+                    lw=1.6, label=name)
+        ax.set_xlabel("target length (decoder timesteps)")
+        ax.set_ylabel("MB")
+        ax.legend(fontsize=7)
+    a.set_yscale("log")
+    a.set_title("(a) the notes' techniques, one added at a time", fontsize=9)
+    saved = [(curves[prev][-1] - curves[name][-1]) / MB for prev, name in zip(ladder, ladder[1:])]
+    b.barh(range(len(saved)), saved, color=[style[n][0] for n in ladder[1:]], edgecolor="#333333")
+    b.set_yticks(range(len(saved)))
+    b.set_yticklabels(ladder[1:], fontsize=7)
+    b.invert_yaxis()
+    b.set_xscale("log")
+    b.set_xlabel(f"MB saved over the step before, target {lengths[-1]}")
+    for k, v in enumerate(saved):
+        b.annotate(f"{v:.2f}", (v, k), fontsize=7, xytext=(3, 0), textcoords="offset points",
+                   va="center")
+    b.set_title("(b) what each step saves", fontsize=9)
+    c.set_title("(c) against the general planners", fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def technique_frames(plans: Mapping[str, MemoryPlan], given: int, module: str = "decoder"

@@ -224,3 +224,23 @@ def test_disk_curves_label_each_memory_and_match_the_slot_optimum_without_a_disk
         disk_curves(10, [3], {"x": -1.0})
     with pytest.raises(ml.BudgetError, match="non-empty mapping"):
         disk_curves(10, [3], [1.0])
+
+
+def test_compare_with_homogeneous_lists_every_schedule_that_fits():
+    """On the CNN-like chain at its least budget: the slot optimum with 3 slots, recompute all and
+    Revolve with one snapshot all fit (each replayed here on the chain's real sizes), and the
+    fastest of them is the one named."""
+    from memlab.checkpoint import hetero as h
+    chain = h.cnn_like_chain(12)
+    low = h.HeteroPlanner(chain, sum(chain.sizes) + max(chain.sizes)).minimum_budget()
+    row = h.compare_with_homogeneous(chain, [low])[0]
+    names = [n for _, n in row["fitting"]]
+    for name, s in [("slot optimum, 3 slots", ck.optimal(12, 3)),
+                    ("recompute all", ck.recompute_all(12)),
+                    ("revolve (c = 1)", ck.revolve(12, 1))]:
+        peak, time = h.replay_memory(s.actions, chain), sum(
+            chain.forward_costs[a.i] for a in s.actions if isinstance(a, ck.Forward))
+        assert peak <= low and (time, name) in row["fitting"]
+    assert ck.revolve(12, 2).actions and h.replay_memory(ck.revolve(12, 2).actions, chain) > low
+    assert "revolve (c = 2)" not in names
+    assert (row["homogeneous"], row["which"]) == min(row["fitting"])

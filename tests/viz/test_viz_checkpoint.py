@@ -19,3 +19,17 @@ def test_network_graph_draws_the_computed_nodes_and_their_edges():
     cat = [k for k, n in enumerate(layers) if n.op.name == "concat"]
     zoom = vc.network_graph(loss, span=(cat[0], cat[1] + 1)).source
     assert len(re.findall(r'^\s*\d+ \[label=', zoom, re.M)) == cat[1] + 1 - cat[0]
+
+
+def test_chain_graph_builds_the_task_graph_in_the_slides_three_frames():
+    """Frame 1: x_0..x_l and F_i; frame 2: y_i and B_i with their chain; frame 3: x_i -> B_i."""
+    l = 5
+    edges = [set(re.findall(r'(\w+) -> (\w+)', vc.chain_graph(l, k).source)) for k in (1, 2, 3)]
+    assert edges[0] == {(f"x{i}", f"F{i}") for i in range(l)} | {
+        (f"F{i}", f"x{i + 1}") for i in range(l)}
+    assert edges[1] - edges[0] == {(f"B{i}", f"y{i}") for i in range(l + 1)} | {
+        (f"y{i + 1}", f"B{i}") for i in range(l)}
+    assert edges[2] - edges[1] == {(f"x{i}", f"B{i}") for i in range(l + 1)}
+    frames = vc.chain_graph_frames(l)
+    assert [f.caption[:3] for f in frames] == ["1/3", "2/3", "3/3"]
+    assert len({f.html() for f in frames}) == 3

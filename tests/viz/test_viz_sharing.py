@@ -45,3 +45,19 @@ def test_technique_stepper_shows_every_technique_headless():
 def test_table_formats_bytes_and_counts():
     html = vs.table([{"a": "x", "nodes": 1234, "b": 3 * vs.MB}], ["a", "nodes", "b"], unit=vs.MB)
     assert "<td>1,234</td>" in html and "<td>3.00</td>" in html
+
+
+def test_technique_panels_give_every_line_its_own_style_and_show_each_saving():
+    from memlab.viz import sharing as vs_
+    lengths = [10, 20]
+    M = vs_.MB
+    curves = {"a": [40 * M, 80 * M], "b": [39 * M, 79 * M], "c": [38 * M, 77 * M],
+              "g": [20 * M, 30 * M]}
+    fig = vs_.technique_panels(lengths, curves, ["a", "b", "c"], ["g"])
+    left, mid, right = fig.axes
+    styles = [(l.get_color(), l.get_marker(), l.get_linestyle()) for l in left.lines]
+    assert len(styles) == 3 == len(set(styles))
+    assert [round(p.get_width(), 6) for p in mid.patches] == [1.0, 2.0]   # 80 - 79, 79 - 77 MB
+    assert [l.get_label() for l in right.lines] == ["c", "g"]
+    import matplotlib.pyplot as plt
+    plt.close(fig)
