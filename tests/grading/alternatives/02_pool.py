@@ -1,5 +1,6 @@
-# Alternative answers to exercise 02 (as its solution stands in this branch): rounding by divmod,
-# the cached blocks kept in a heap of (size, id), and the executor's counts with a Counter.
+# Alternative answers to exercise 02: rounding by divmod,
+# the cached blocks kept in a heap of (size, id), the executor's counts with a Counter, and a segment
+# pool whose segments lie far apart, its blocks in a dict by address, merged by looking neighbours up.
 # %% q1_round_up
 ROUND = 512
 
@@ -69,3 +70,57 @@ def run_with_pool(outputs, feed):
             if not left[x] and x in held and x not in outs:
                 pool.free(held.pop(x))
     return [values[o] for o in outputs], pool
+# %% q4_segments
+SEGMENT = 4096
+
+class SegmentPool:
+    def __init__(self):
+        self.reserved = self.peak_reserved = self.allocated = self.peak_allocated = 0
+        self.block = {}         # address -> [size, in_use, segment start]
+        self.seg = {}           # start -> size
+        self.next = 10**9
+
+    def allocate(self, n):
+        size = round_up(n)
+        free = sorted((b[0], a) for a, b in self.block.items() if not b[1] and b[0] >= size)
+        if free:
+            addr = free[0][1]
+        else:
+            addr, s = self.next, max(SEGMENT, size)
+            self.next += s + 12345 * 512
+            self.seg[addr] = s
+            self.block[addr] = [s, False, addr]
+            self.reserved += s
+        b = self.block[addr]
+        if b[0] > size:
+            self.block[addr + size] = [b[0] - size, False, b[2]]
+            b[0] = size
+        b[1] = True
+        self.allocated += size
+        self.peak_reserved = max(self.peak_reserved, self.reserved)
+        self.peak_allocated = max(self.peak_allocated, self.allocated)
+        return addr
+
+    def free(self, addr):
+        b = self.block.get(addr)
+        if b is None or not b[1]:
+            raise ValueError("not in use")
+        b[1] = False
+        self.allocated -= b[0]
+        nxt = self.block.get(addr + b[0])
+        if nxt is not None and not nxt[1] and nxt[2] == b[2]:
+            b[0] += self.block.pop(addr + b[0])[0]
+        prev = [a for a, c in self.block.items() if a + c[0] == addr and c[2] == b[2]]
+        if prev and not self.block[prev[0]][1]:
+            self.block[prev[0]][0] += self.block.pop(addr)[0]
+
+    def empty_cache(self):
+        gone = {s: n for s, n in self.seg.items() if self.block[s] == [n, False, s]}
+        for s, n in gone.items():
+            del self.block[s], self.seg[s]
+            self.reserved -= n
+        return sum(gone.values())
+
+    def segments(self):
+        return [(s, [(a, b[0], b[1]) for a, b in sorted(self.block.items()) if b[2] == s])
+                for s in sorted(self.seg)]
