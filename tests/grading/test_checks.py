@@ -199,4 +199,4 @@ def test_gradebook_gives_a_short_cause_per_question():
     assert _cause(q, 30) == "time limit 30 s"
     t = TestResult("t", "q2", "", 3, status="partial", score=1,
                    checks=[CheckResult("a", 1, True), CheckResult("b", 2, False)])
-    assert _cause(QuestionResult("q2", "", 3, tests=[t]), 30) == "1 of 2 check(s) failed"
+    assert _cause(QuestionResult("q2", "", 3, tests=[t]), 30) == "1 of 2 checks failed: b"
