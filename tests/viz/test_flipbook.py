@@ -62,7 +62,7 @@ def test_stepper_flipbook_holds_every_frame_in_order_first_shown():
     stored = frames_of(page)
     assert len(stored) == 5
     for i, body in enumerate(stored):
-        assert f"<b>step {i}</b>" in body and f"<text>{i}</text>" in body
+        assert f"<b>frame {i + 1} of 5: step {i}</b>" in body and f"<text>{i}</text>" in body
     assert '<div class="memlab-fb-frame" data-frame="0">' in page   # shown
     assert page.count(" hidden>") == 4 and "memlab-fb-play" in page
     assert "<script src" not in page and "http" not in page.split("<script>")[1]
