@@ -28,6 +28,8 @@ from typing import Any
 
 import nbformat
 
+from memlab.viz.flipbook import flipbook_from_data
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE_CONF = ROOT / "docs" / "site"
 
@@ -191,12 +193,14 @@ def landing_page(index: Any, lesson_files: list[str], exercise_files: list[str])
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+FLIPBOOK = "application/vnd.memlab.flipbook+json"     # memlab.viz.flipbook.MIME
 NO_REPLAY = ('<p class="memlab-fb-note"><i>This widget is live only with a kernel: run this lesson'
              " in JupyterLab to vary it.</i></p>")
 
 
 def static_widgets(nb: Any, state: dict | None = None) -> tuple[int, int]:
-    """Widget outputs a page replays (memlab's flipbooks) and those it cannot (given a note).
+    """Widget outputs a page replays (memlab's flipbooks, built from the frames the notebook
+    stores) and those it cannot (given a note).
 
     A widget with no ``text/html`` of its own (a progress bar, a plain ipywidget) keeps
     its text and gains the line saying it needs a kernel; the count is reported.
@@ -210,7 +214,10 @@ def static_widgets(nb: Any, state: dict | None = None) -> tuple[int, int]:
             plain = "".join(data.get("text/plain", ""))
             bar = re.match(r"(?:Int|Float)Progress\(value=([\d.]+).*?max=([\d.]+)", plain) or \
                 re.match(r"(.*?): *\d+%\|.*\| *(\d+)/(\d+)", plain)   # tqdm's bar
-            if "memlab-flipbook" in "".join(data.get("text/html", "")):
+            if FLIPBOOK in data:        # every frame, stored beside the notebook's preview
+                data["text/html"] = flipbook_from_data(data.pop(FLIPBOOK))
+                replayed += 1
+            elif "memlab-flipbook" in "".join(data.get("text/html", "")):
                 replayed += 1
             elif bar and bar.re.groups == 3:   # tqdm: the cell ran to its end, so did the loop
                 data["text/html"] = (f'<progress value="{bar.group(3)}" max="{bar.group(3)}">'

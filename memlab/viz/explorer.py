@@ -20,7 +20,8 @@ from typing import Any, Callable, Mapping, Sequence
 import ipywidgets as widgets
 
 from ..errors import MemlabError, check_callable
-from .flipbook import MAX_FRAMES, Axis, flipbook_html, grid, sample_axes
+from .flipbook import (MAX_FRAMES, MIME, Axis, flipbook_data, flipbook_html, grid, preview_html,
+                       sample_axes)
 from .render import to_svg
 
 
@@ -169,8 +170,8 @@ class Explorer(widgets.VBox):
     def _redraw(self, _: Any = None) -> None:
         self.out.value = self.frame(**self.values)
 
-    def flipbook(self) -> str:
-        """Every frame on the controls' grid (sampled to ``max_frames``) as a static flipbook."""
+    def _grid(self) -> tuple[list[Axis], list[str]]:
+        """The axes of the controls' grid (sampled to ``max_frames``) and a frame per point."""
         names = list(self.controls)
         full = [_axis_values(n, self.controls[n]) for n in names]
         keep = sample_axes([len(v) for v, _, _ in full], [s for _, _, s in full], self.max_frames)
@@ -181,12 +182,18 @@ class Explorer(widgets.VBox):
             values.append([vals[i] for i in kept])
         frames = [self.frame(**{n: values[a][p] for a, (n, p) in enumerate(zip(names, point))})
                   for point in grid(axes)]
-        return flipbook_html(axes, frames, self.title)
+        return axes, frames
+
+    def flipbook(self) -> str:
+        """Every frame on the controls' grid (sampled to ``max_frames``) as a static flipbook."""
+        return flipbook_html(*self._grid(), self.title)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         data = super()._repr_mimebundle_(**kwargs)
         if data is not None:
-            data["text/html"] = self.flipbook()
+            axes, frames = self._grid()
+            data["text/html"] = preview_html(axes, frames, self.title, "move its sliders")
+            data[MIME] = flipbook_data(axes, frames, self.title)
         return data
 
 

@@ -1,24 +1,36 @@
-"""Flipbooks: a stepper's or a slider's frames as one self-contained HTML block.
+"""Flipbooks: a stepper's or a slider's frames, stored with the notebook and replayed on a page.
 
-A widget needs a kernel; a static page (the course website, GitHub, nbviewer)
-has none. So every memlab stepper and explorer also carries, beside its live
-widget view, a ``text/html`` representation holding all its frames and a few
-lines of inline JavaScript (no external script) that show the frame the
-controls select. JupyterLab shows the live widget; a static renderer shows the
-flipbook. Frames are the same HTML the live widget displays.
+A widget needs a kernel; a stored notebook opened before it runs, and a static page (the course
+website), have none. So every memlab stepper and explorer carries, beside its live widget view:
+
+* ``text/html``: a preview that reads well anywhere, before the cell runs: the frame the controls
+  start on, its pictures as ``<img>`` of SVG (JupyterLab's sanitiser, which an unrun notebook's
+  outputs go through, keeps no inline ``<svg>`` and no script), and one line saying to run the
+  cell to step through it;
+* :data:`MIME` (``application/vnd.memlab.flipbook+json``), which JupyterLab and nbviewer ignore:
+  every frame, each stored as its difference from the frame before (consecutive frames share
+  most of their drawing), so a stepper weighs little more than its first frame.
+
+The course website builds from the latter the page's flipbook (:func:`flipbook_html`): controls
+and a few lines of inline JavaScript (no external script) showing the frame they select. Frames
+are the same HTML the live widget displays.
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
 import html
 import itertools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Sequence
+from urllib.parse import quote
 
 #: The most frames one flipbook stores: a grid with more is sampled (and says so).
 MAX_FRAMES = 64
+#: The output type holding a flipbook's frames (notebook front ends ignore it; the site reads it).
+MIME = "application/vnd.memlab.flipbook+json"
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,87 @@ def flipbook_html(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
             f'{"".join(controls)}</div>{note}{divs}</div>'
             f"<script>({_JS})(document.getElementById({json.dumps(uid)}), {labels}, "
             f"{int(interval_ms)});</script>")
+
+
+def flipbook_data(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
+                  play: bool = False, interval_ms: int = 1200) -> dict[str, Any]:
+    """What :data:`MIME` stores: the axes, and every frame as its difference from the one before
+    (:func:`encode_frames`). :func:`flipbook_from_data` gives the page's flipbook back."""
+    if len(frames) != len(grid(axes)):
+        raise ValueError(f"flipbook_data: {len(frames)} frames for a grid of {len(grid(axes))} "
+                         f"points")
+    return {"title": title, "play": play, "interval_ms": int(interval_ms),
+            "axes": [asdict(a) for a in axes], "frames": encode_frames(frames)}
+
+
+def flipbook_from_data(data: dict[str, Any]) -> str:
+    """The page's flipbook (:func:`flipbook_html`) of what :func:`flipbook_data` stored."""
+    axes = [Axis(a["name"], tuple(a["labels"]), a.get("start", 0), a.get("note", ""))
+            for a in data["axes"]]
+    return flipbook_html(axes, decode_frames(data["frames"]), data.get("title", ""),
+                         data.get("play", False), data.get("interval_ms", 1200))
+
+
+# A frame's tokens: tags, and the attributes inside a tag, so that a changed colour or label
+# costs its attribute, not its whole drawing.
+_TOKEN = re.compile(r'(?<=>)(?=<)|(?<=")(?= [a-z:-]+=")')
+
+
+def encode_frames(frames: Sequence[str]) -> list[list[Any]]:
+    """Each frame (compacted) as the edits that make it from the frame before: ``[i, j]`` copies
+    tokens ``i:j`` of the frame before, a string is new text. Deterministic."""
+    prev: list[str] = []
+    out = []
+    for frame in frames:
+        tokens = _TOKEN.split(compact(frame))
+        ops: list[Any] = []
+        matcher = difflib.SequenceMatcher(None, prev, tokens, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                ops.append([i1, i2])
+            elif j2 > j1:
+                ops.append("".join(tokens[j1:j2]))
+        out.append(ops)
+        prev = tokens
+    return out
+
+
+def decode_frames(encoded: Sequence[Sequence[Any]]) -> list[str]:
+    """The frames :func:`encode_frames` stored, as compacted HTML."""
+    prev: list[str] = []
+    frames = []
+    for ops in encoded:
+        tokens: list[str] = []
+        for op in ops:
+            tokens.extend(prev[op[0]:op[1]] if isinstance(op, list) else _TOKEN.split(op))
+        frames.append("".join(tokens))
+        prev = tokens
+    return frames
+
+
+def preview_html(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
+                 action: str = "step through it") -> str:
+    """What a notebook shows before the cell runs: the frame the controls start on, its pictures
+    as images (kept by JupyterLab's sanitiser), and one line saying how to make it live."""
+    frame = compact(frames[_flat([a.start for a in axes], axes)])
+    frame = _SVG.sub(lambda m: _svg_img(m.group(0)), frame)
+    head = f"<p><b>{html.escape(title)}</b></p>" if title else ""
+    count = len(frames)
+    line = (f'<p class="memlab-fb-note"><i>&#9654; Run this cell to {html.escape(action)} '
+            f"({count} frame{'s' if count != 1 else ''}).</i></p>")
+    return f'<div class="memlab-preview">{head}{frame}{line}</div>'
+
+
+_SVG = re.compile(r"(?:<\?xml[^>]*>)?(?:<!DOCTYPE[^>]*>)?<svg\b.*?</svg>", re.S)
+
+
+def _svg_img(svg: str) -> str:
+    """An inline SVG as an ``<img>`` of a data URI (percent-encoded: smaller than base64)."""
+    svg = re.sub(r"^(?:<\?xml[^>]*>)?(?:<!DOCTYPE[^>]*>)?", "", svg)
+    if "xmlns=" not in svg[:300]:
+        svg = svg.replace("<svg", '<svg xmlns="http://www.w3.org/2000/svg"', 1)
+    uri = quote(svg, safe=" =:/;,.<>\"-_()!*+?@[]{}|^~$`")
+    return f"<img alt=\"picture\" src='data:image/svg+xml,{uri}'>"
 
 
 def compact(fragment: str) -> str:

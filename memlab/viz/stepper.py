@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import ipywidgets as widgets
 from IPython.display import HTML
 
-from .flipbook import Axis, flipbook_html
+from .flipbook import MIME, Axis, flipbook_data, flipbook_html, preview_html
 from .render import to_svg
 
 
@@ -80,17 +80,23 @@ class Stepper(widgets.VBox):
         self.out.outputs = ()
         self.out.append_display_data(HTML(self._html[i]))
 
+    def _axes(self) -> list[Axis]:
+        return [Axis("frame", tuple(str(k) for k in range(1, len(self.frames) + 1)))]
+
     def flipbook(self) -> str:
         """Every frame as a static flipbook (a slider and Play without a kernel)."""
-        axis = Axis("frame", tuple(str(k) for k in range(1, len(self.frames) + 1)))
-        return flipbook_html([axis], self._html, self.title, play=True,
+        return flipbook_html(self._axes(), self._html, self.title, play=True,
                              interval_ms=self.interval_ms)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The live widget for JupyterLab, and the flipbook as ``text/html`` for static pages."""
+        """The live widget for JupyterLab; for a notebook not yet run, a preview (the first
+        frame and how to make it live) as ``text/html``; every frame as :data:`~.flipbook.MIME`
+        (the site's flipbook)."""
         data = super()._repr_mimebundle_(**kwargs)
         if data is not None:
-            data["text/html"] = self.flipbook()
+            data["text/html"] = preview_html(self._axes(), self._html, self.title)
+            data[MIME] = flipbook_data(self._axes(), self._html, self.title, play=True,
+                                       interval_ms=self.interval_ms)
         return data
 
     def shown_html(self) -> str:

@@ -263,10 +263,12 @@ def _frames_from_the_library(nb_path: Path, wanted: dict[int, list[list[int]]]) 
 
 def _flipbook_cells(nb_path: Path) -> dict[str, int]:
     """Flipbook id -> index of the notebook cell whose stored output holds it."""
+    from memlab.viz.flipbook import MIME, flipbook_from_data
     found = {}
     for i, c in enumerate(nbformat.read(nb_path, as_version=4).cells):
         for o in c.get("outputs", []):
-            h = o.get("data", {}).get("text/html", "")
+            data = o.get("data", {})
+            h = flipbook_from_data(data[MIME]) if MIME in data else data.get("text/html", "")
             for uid in re.findall(r'class="memlab-flipbook" id="([\w-]+)"', h):
                 found[uid] = i
     return found
