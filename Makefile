@@ -99,7 +99,7 @@ lock:
 	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --universal --python-version 3.10 \
 		--custom-compile-command "make lock" -o $(LOCK)
 
-# Regenerate exercises/ from solutions/ (refuses to overwrite a student's edits without FORCE=1).
+# Regenerate the exercises from the solutions (refuses to overwrite a student's edits without FORCE=1).
 exercises: $(STAMP)
 	$(VENV)/bin/memlab assign solutions --out exercises $(if $(FORCE),--force)
 
@@ -107,14 +107,14 @@ exercises: $(STAMP)
 site: $(STAMP)
 	$(PY) scripts/site.py --out build/site
 
-# The student copy of the course (no solutions/, blank exercises): publish it, not this repository.
+# The student copy of the course (no solutions, blank exercises): publish it, not this repository.
 RELEASE ?= ../memlab-release
 release: $(STAMP)
 	$(VENV)/bin/memlab release $(RELEASE)
 
 # The course's updates (a student copy cloned from the instructors' repository).
 update:
-	@python3 scripts/nbclean.py --install
+	@python3 scripts/nbclean.py --install && python3 scripts/nbclean.py --refresh
 	git pull --no-rebase
 
 bench: $(STAMP)

@@ -1,6 +1,7 @@
 """git's clean filter for the course notebooks of a student copy (``make lab`` installs it).
 
     python3 scripts/nbclean.py --install     # git config filter.memlab-notebook.clean ...
+    python3 scripts/nbclean.py --refresh     # before git pull (make update does both)
 
 A lesson run and saved in JupyterLab differs from the course's copy only in what running
 changes: outputs, execution counts and timestamps, widget model ids, widget state. git would then
@@ -10,6 +11,11 @@ purpose of changes: when its cells' types, sources and tags are those of the ver
 (the index), that version; otherwise the notebook as it is. So a lesson only run counts as
 untouched, and a pull updates it; a lesson whose code or text the student changed counts as
 changed, as it should. Whatever goes wrong, the notebook passes through unchanged.
+
+git takes a file whose size changed for modified without running the filter, so ``--refresh``
+(``make update``, before ``git pull``) has git re-read each notebook that the filter finds
+unchanged (``git add`` of it: its content in the index stays the course's, only the file's
+recorded size and time are renewed); a notebook the student changed is left alone.
 """
 from __future__ import annotations
 
@@ -76,9 +82,32 @@ def install() -> int:
     return 0
 
 
+def refresh() -> int:
+    """Have git re-read every notebook it takes for modified that the filter finds unchanged."""
+    listed = subprocess.run(["git", "ls-files", "-m", "-z", "--", "*.ipynb"], capture_output=True,
+                            timeout=300)
+    if listed.returncode != 0:
+        return 0
+    same = []
+    for path in (p for p in listed.stdout.decode().split("\0") if p):
+        indexed = indexed_version(path)
+        try:
+            with open(path, "rb") as f:
+                work = f.read()
+        except OSError:
+            continue
+        if indexed is not None and clean(work, indexed) == indexed:
+            same.append(path)
+    if same:
+        subprocess.run(["git", "add", "--", *same], check=False, timeout=300)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv[1:] == ["--install"]:
         return install()
+    if argv[1:] == ["--refresh"]:
+        return refresh()
     work = sys.stdin.buffer.read()
     out = work
     try:
