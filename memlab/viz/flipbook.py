@@ -124,19 +124,24 @@ def flipbook_html(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
 def flipbook_data(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
                   play: bool = False, interval_ms: int = 1200) -> dict[str, Any]:
     """What :data:`MIME` stores: the axes, and every frame as its difference from the one before
-    (:func:`encode_frames`). :func:`flipbook_from_data` gives the page's flipbook back."""
+    (:func:`encode_frames`, written as one compact JSON string: a notebook's indented JSON would
+    give every edit a line of its own). :func:`flipbook_from_data` gives the page's flipbook
+    back."""
     if len(frames) != len(grid(axes)):
         raise ValueError(f"flipbook_data: {len(frames)} frames for a grid of {len(grid(axes))} "
                          f"points")
     return {"title": title, "play": play, "interval_ms": int(interval_ms),
-            "axes": [asdict(a) for a in axes], "frames": encode_frames(frames)}
+            "axes": [asdict(a) for a in axes],
+            "frames": json.dumps(encode_frames(frames), separators=(",", ":"))}
 
 
 def flipbook_from_data(data: dict[str, Any]) -> str:
     """The page's flipbook (:func:`flipbook_html`) of what :func:`flipbook_data` stored."""
     axes = [Axis(a["name"], tuple(a["labels"]), a.get("start", 0), a.get("note", ""))
             for a in data["axes"]]
-    return flipbook_html(axes, decode_frames(data["frames"]), data.get("title", ""),
+    frames = data["frames"]
+    frames = json.loads(frames) if isinstance(frames, str) else frames
+    return flipbook_html(axes, decode_frames(frames), data.get("title", ""),
                          data.get("play", False), data.get("interval_ms", 1200))
 
 

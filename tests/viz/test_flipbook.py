@@ -154,7 +154,7 @@ def test_a_frame_like_the_one_before_costs_its_difference():
                           f'x="{k}" y="0" width="9" height="9" fill="#f00"') for k in range(20)]
     data = flipbook_data([Axis("frame", tuple(map(str, range(20))))], frames)
     assert len(json.dumps(data)) < len(frames[0]) + 20 * 200   # not 20 drawings
-    assert decode_frames(data["frames"]) == frames
+    assert decode_frames(json.loads(data["frames"])) == frames
 
 
 def test_interact_frames_match_the_live_widget_at_each_value():
