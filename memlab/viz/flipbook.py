@@ -124,24 +124,20 @@ def flipbook_html(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
 def flipbook_data(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
                   play: bool = False, interval_ms: int = 1200) -> dict[str, Any]:
     """What :data:`MIME` stores: the axes, and every frame as its difference from the one before
-    (:func:`encode_frames`, written as one compact JSON string: a notebook's indented JSON would
-    give every edit a line of its own). :func:`flipbook_from_data` gives the page's flipbook
-    back."""
+    (:func:`encode_frames`), one string a frame. :func:`flipbook_from_data` gives the page's
+    flipbook back."""
     if len(frames) != len(grid(axes)):
         raise ValueError(f"flipbook_data: {len(frames)} frames for a grid of {len(grid(axes))} "
                          f"points")
     return {"title": title, "play": play, "interval_ms": int(interval_ms),
-            "axes": [asdict(a) for a in axes],
-            "frames": json.dumps(encode_frames(frames), separators=(",", ":"))}
+            "axes": [asdict(a) for a in axes], "frames": encode_frames(frames)}
 
 
 def flipbook_from_data(data: dict[str, Any]) -> str:
     """The page's flipbook (:func:`flipbook_html`) of what :func:`flipbook_data` stored."""
     axes = [Axis(a["name"], tuple(a["labels"]), a.get("start", 0), a.get("note", ""))
             for a in data["axes"]]
-    frames = data["frames"]
-    frames = json.loads(frames) if isinstance(frames, str) else frames
-    return flipbook_html(axes, decode_frames(frames), data.get("title", ""),
+    return flipbook_html(axes, decode_frames(data["frames"]), data.get("title", ""),
                          data.get("play", False), data.get("interval_ms", 1200))
 
 
@@ -150,33 +146,37 @@ def flipbook_from_data(data: dict[str, Any]) -> str:
 _TOKEN = re.compile(r'(?<=>)(?=<)|(?<=")(?= [a-z:-]+=")')
 
 
-def encode_frames(frames: Sequence[str]) -> list[list[Any]]:
-    """Each frame (compacted) as the edits that make it from the frame before: ``[i, j]`` copies
-    tokens ``i:j`` of the frame before, a string is new text. Deterministic."""
+def encode_frames(frames: Sequence[str]) -> list[str]:
+    """Each frame (compacted) as the edits that make it from the frame before, in one string:
+    new text as it is, and ``"\\0i:j\\0"`` for tokens ``i:j`` of the frame before (a notebook's
+    indented JSON would give a list of edits a line each). Deterministic."""
     prev: list[str] = []
     out = []
     for frame in frames:
         tokens = _TOKEN.split(compact(frame))
-        ops: list[Any] = []
+        parts = []
         matcher = difflib.SequenceMatcher(None, prev, tokens, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                ops.append([i1, i2])
-            elif j2 > j1:
-                ops.append("".join(tokens[j1:j2]))
-        out.append(ops)
+            parts.append(f"\0{i1}:{i2}\0" if tag == "equal" else "".join(tokens[j1:j2]))
+        out.append("".join(parts))
         prev = tokens
     return out
 
 
-def decode_frames(encoded: Sequence[Sequence[Any]]) -> list[str]:
+_COPY = re.compile("\0(\\d+):(\\d+)\0")
+
+
+def decode_frames(encoded: Sequence[str]) -> list[str]:
     """The frames :func:`encode_frames` stored, as compacted HTML."""
     prev: list[str] = []
     frames = []
-    for ops in encoded:
-        tokens: list[str] = []
-        for op in ops:
-            tokens.extend(prev[op[0]:op[1]] if isinstance(op, list) else _TOKEN.split(op))
+    for text in encoded:
+        pieces = _COPY.split(text)       # new text, then (i, j, new text) per copied run
+        tokens = _TOKEN.split(pieces[0]) if pieces[0] else []
+        for k in range(1, len(pieces), 3):
+            tokens.extend(prev[int(pieces[k]):int(pieces[k + 1])])
+            if pieces[k + 2]:
+                tokens.extend(_TOKEN.split(pieces[k + 2]))
         frames.append("".join(tokens))
         prev = tokens
     return frames
