@@ -7,7 +7,7 @@ Stages the pages in ``build/site-src`` (copies; the notebooks in ``lessons/`` an
 executing anything. Staging adds what a page needs and a notebook does not: the
 landing page (lesson 00's course table, the sources, the two commands), a download
 link on each exercise page, a line of links to the library functions a lesson
-uses, and the API reference of every public name in the README's tables, each
+uses, and the API reference of every public name in docs/api.md's table, each
 entry listing the lessons that use it.
 """
 from __future__ import annotations
@@ -34,9 +34,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE_CONF = ROOT / "docs" / "site"
 
 
-# ---------------------------------------------------------------- public names (README tables)
-def readme_names(readme: Path = ROOT / "README.md") -> list[str]:
-    """Dotted names (``memlab.plan_memory``, ``memlab.trees.Tree``) of the README's API table rows."""
+# ---------------------------------------------------------------- public names (docs/api.md)
+API_TABLE = ROOT / "docs" / "api.md"
+
+
+def readme_names(readme: Path = API_TABLE) -> list[str]:
+    """Dotted names (``memlab.plan_memory``, ``memlab.trees.Tree``) of the API table's rows
+    (docs/api.md, "Public API")."""
     rows, inside = [], False
     for line in readme.read_text().splitlines():
         if line.startswith("| name | what it is |"):
@@ -144,7 +148,7 @@ def _dotted(node: ast.AST) -> list[str] | None:
 def api_page(names: list[str]) -> str:
     """The API reference: one autodoc entry per public name, grouped by module."""
     lines = ["# API reference", "",
-             "Every public name of the README's tables, from its docstring (with the slide or paper",
+             "Every public name of the library's table, from its docstring (with the slide or paper",
              "it cites) and the lessons that use it.", ""]
     groups: dict[str, list[str]] = {}
     for n in names:

@@ -47,7 +47,7 @@ def set_workspace(outputs: Node | Iterable[Node], table: Mapping[str, Size]) -> 
     has = {_op_name(n) for n in nodes if n.op.computes}
     known = known_op_names() | has | {name + "_grad" for name in has}
     unknown = [name for name in table if name not in known]
-    if unknown or table and not has & set(table):
+    if has and (unknown or table and not has & set(table)):   # (an empty graph: nothing to set)
         bad = unknown[0] if unknown else next(iter(table))
         raise GraphError(f"set_workspace: table key {bad!r} is the op name of no node of this "
                          f"graph; its ops are {', '.join(map(repr, sorted(has)))}")
