@@ -7,6 +7,7 @@ from outside: no ipywidgets bundle, MathJax served from the site itself.
 """
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -31,6 +32,8 @@ html_theme_options = {
     "use_repository_button": False,
     "navigation_with_keys": False,
 }
+# One search box: the header's button (the sidebar's field would be a second one).
+html_sidebars = {"**": ["navbar-logo.html", "sbt-sidebar-nav.html"]}
 html_last_updated_fmt = None
 html_context = {"default_mode": "light"}
 html_favicon = "_static/favicon.svg"
@@ -84,6 +87,28 @@ def _mathjax(app, exc):
             os.remove(path)
 
 
+# The theme's icons come from Font Awesome's whole script (1.5 MB, more than a lesson page); the
+# few it shows here are drawn with characters instead (_static/memlab.css, .fa-* rules).
+_FONTAWESOME = re.compile(r'<script[^>]*fontawesome\.js[^>]*>\s*</script>\s*')
+
+
+def _no_fontawesome(app, exc):
+    if exc is not None:
+        return
+    for folder, _, files in os.walk(app.outdir):
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.endswith(".html"):
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                if "fontawesome" in text:
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(_FONTAWESOME.sub("", text))
+            elif name.startswith("fontawesome") and name.endswith((".js", ".js.map", ".txt")):
+                os.remove(path)
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _used_in)
     app.connect("build-finished", _mathjax)
+    app.connect("build-finished", _no_fontawesome)

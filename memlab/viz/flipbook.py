@@ -87,8 +87,10 @@ def flipbook_html(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
                   play: bool = False, interval_ms: int = 1200) -> str:
     """A static page's version of a widget: controls for ``axes`` and one frame per grid point.
 
-    ``frames[k]`` is the HTML shown at ``grid(axes)[k]``. The block is deterministic
-    (same frames, same text), so stored notebooks do not change when re-run.
+    ``frames[k]`` is the HTML shown at ``grid(axes)[k]``. Each frame is stored once, as its
+    difference from the one before (:func:`encode_frames`), and the script decodes them; the
+    frame the controls start on is in the page as HTML, so it shows without the script. The
+    block is deterministic (same frames, same text).
     """
     points = grid(axes)
     if len(frames) != len(points):
@@ -110,15 +112,22 @@ def flipbook_html(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
     note = (f'<p class="memlab-fb-note"><i>Sampled for this page ({html.escape("; ".join(notes))});'
             " run the lesson in JupyterLab for every value.</i></p>") if notes else ""
     start = _flat([a.start for a in axes], axes)
-    divs = "".join(
-        f'<div class="memlab-fb-frame" data-frame="{k}"{"" if k == start else " hidden"}>{f}</div>'
-        for k, f in enumerate(frames))
     head = f"<p><b>{html.escape(title)}</b></p>" if title else ""
     labels = json.dumps([list(a.labels) for a in axes])
+    stored = json.dumps(encode_frames(frames)).replace("</", "<\\/")
     return (f'<div class="memlab-flipbook" id="{uid}">{head}<div class="memlab-fb-controls">'
-            f'{"".join(controls)}</div>{note}{divs}</div>'
+            f'{"".join(controls)}</div>{note}'
+            f'<div class="memlab-fb-frame" data-frame="{start}">{frames[start]}</div>'
+            f'<script type="application/json" class="memlab-fb-frames">{stored}</script></div>'
             f"<script>({_JS})(document.getElementById({json.dumps(uid)}), {labels}, "
             f"{int(interval_ms)});</script>")
+
+
+def page_frames(page: str) -> list[str]:
+    """The frames a page's flipbook holds (what its script decodes), in grid order."""
+    found = re.search(r'<script type="application/json" class="memlab-fb-frames">(.*?)</script>',
+                      page, re.S)
+    return decode_frames(json.loads(found.group(1).replace("<\\/", "</")))
 
 
 def flipbook_data(axes: Sequence[Axis], frames: Sequence[str], title: str = "",
@@ -223,13 +232,21 @@ def _flat(pos: Sequence[int], axes: Sequence[Axis]) -> int:
     return k
 
 
-# The whole script: find the frame the ranges select, show it, hide the others; Play steps axis 0.
+# The whole script: decode the frames (copied runs of the frame before, and new text: the tokens
+# of encode_frames), show the one the ranges select; Play steps axis 0.
 _JS = ("function(root, labels, interval){"
        "var r=root.querySelectorAll('.memlab-fb-range'),v=root.querySelectorAll('.memlab-fb-value'),"
-       "f=root.querySelectorAll('.memlab-fb-frame'),b=root.querySelector('.memlab-fb-play'),t=null;"
+       "f=root.querySelector('.memlab-fb-frame'),b=root.querySelector('.memlab-fb-play'),t=null,"
+       "data=root.querySelector('.memlab-fb-frames'),frames=null;"
+       "function decode(enc){var T=/(?<=>)(?=<)|(?<=\")(?= [a-z:-]+=\")/,C=/\\u0000(\\d+):(\\d+)\\u0000/,"
+       "prev=[],out=[];for(var n=0;n<enc.length;n++){var p=enc[n].split(C),"
+       "tk=p[0]?p[0].split(T):[];for(var q=1;q<p.length;q+=3){"
+       "tk=tk.concat(prev.slice(+p[q],+p[q+1]));if(p[q+2]){tk=tk.concat(p[q+2].split(T));}}"
+       "out.push(tk.join(''));prev=tk;}return out;}"
        "function show(){var k=0;for(var i=0;i<r.length;i++){var p=+r[i].value;"
        "k=k*labels[i].length+p;v[i].textContent=labels[i][p];}"
-       "for(var j=0;j<f.length;j++){f[j].hidden=(j!==k);}root.dataset.frame=k;}"
+       "if(String(k)!==f.dataset.frame){if(!frames){frames=decode(JSON.parse(data.textContent));}"
+       "f.innerHTML=frames[k];f.dataset.frame=k;}root.dataset.frame=k;}"
        "for(var i=0;i<r.length;i++){r[i].addEventListener('input',show);}"
        "if(b){b.addEventListener('click',function(){if(t){clearInterval(t);t=null;"
        "b.innerHTML='&#9654; Play';return;}b.innerHTML='&#9646;&#9646; Pause';"
