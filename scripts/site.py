@@ -1,6 +1,6 @@
 """Build the course website (`make site`): the stored lessons, the exercises and the API reference.
 
-    python scripts/site.py [--out build/site] [--lessons 01,03,06] [--jobs 2]
+    python scripts/site.py [--out build/site] [--lessons 01,03,06] [--jobs 2] [--lessons-dir D]
 
 Stages the pages in ``build/site-src`` (copies; the notebooks in ``lessons/`` and
 ``exercises/`` are never changed), then runs Sphinx with MyST-NB on them without
@@ -265,7 +265,8 @@ def stage_exercise(nb: Any, filename: str) -> Any:
     return nb
 
 
-def stage(src: Path, only: set[str] | None = None) -> dict[str, Any]:
+def stage(src: Path, only: set[str] | None = None,
+          lessons_dir: Path = ROOT / "lessons") -> dict[str, Any]:
     """Write the Sphinx source tree in ``src``; return what was staged."""
     if src.exists():
         shutil.rmtree(src)
@@ -274,7 +275,7 @@ def stage(src: Path, only: set[str] | None = None) -> dict[str, Any]:
     (src / "exercises").mkdir()
     names = readme_names()
     documented = {id(resolve(n)): n for n in reversed(names)}
-    lessons = sorted(p for p in (ROOT / "lessons").glob("*.ipynb")
+    lessons = sorted(p for p in lessons_dir.glob("*.ipynb")
                      if only is None or p.name[:2] in only or p.name.startswith("00"))
     exercises = sorted((ROOT / "exercises").glob("*.ipynb"))
     usage: dict[str, list[str]] = {}
@@ -293,7 +294,7 @@ def stage(src: Path, only: set[str] | None = None) -> dict[str, Any]:
         nbformat.write(stage_exercise(nb, p.name), src / "exercises" / p.name)
         (src / "downloads").mkdir(exist_ok=True)
         shutil.copy(p, src / "downloads" / p.name)   # the student's notebook, as generated
-    index = nbformat.read(ROOT / "lessons" / "00_index.ipynb", as_version=4)
+    index = nbformat.read(lessons_dir / "00_index.ipynb", as_version=4)
     (src / "index.md").write_text(landing_page(index, [p.name for p in lessons if p.name[:2] != "00"]
                                                + ["00_index.ipynb"], [p.name for p in exercises]))
     (src / "api.md").write_text(api_page(names))
@@ -308,10 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--src", default=str(ROOT / "build" / "site-src"))
     ap.add_argument("--lessons", help="comma-separated lesson numbers (a fast subset; 00 always)")
     ap.add_argument("--jobs", default="2")
+    ap.add_argument("--lessons-dir", default=str(ROOT / "lessons"),
+                    help="the stored lessons to build from (default: lessons/)")
     args = ap.parse_args(argv)
     only = set(args.lessons.split(",")) if args.lessons else None
     t0 = time.time()
-    staged = stage(Path(args.src), only)
+    staged = stage(Path(args.src), only, Path(args.lessons_dir))
     out = Path(args.out)
     if out.exists():
         shutil.rmtree(out)

@@ -19,7 +19,12 @@ extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax"]
 # MathJax from the site itself: the copy the sphinx-mathjax-offline package ships (copied at the
 # end of the build, less what no page loads; see _mathjax below). Its own extension would make
 # Sphinx read the pages one at a time.
-mathjax_path = "mathjax/tex-chtml.js"
+# Only the components the pages need (TeX input with AMS, HTML output): a third less than the
+# tex-chtml.js bundle, which also carries what no page here uses.
+mathjax_path = "mathjax/startup.js"
+mathjax3_config = {"loader": {"load": ["input/tex-base", "[tex]/ams", "[tex]/newcommand",
+                                       "[tex]/noundefined", "output/chtml"]},
+                   "tex": {"packages": {"[+]": ["ams", "newcommand", "noundefined"]}}}
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "downloads"]
 html_theme = "sphinx_book_theme"
 html_title = "memlab: how deep-learning and task-graph systems save memory"
@@ -67,7 +72,8 @@ def _used_in(app, what, name, obj, options, lines):
 # MathJax as vendored, less what a page never loads here (other bundles, SVG output, speech).
 _MATHJAX_UNUSED = ["sre", "output/svg", "output/svg.js", "node-main.js", "tex-svg.js",
                    "tex-svg-full.js", "tex-mml-svg.js", "tex-mml-chtml.js", "mml-svg.js",
-                   "mml-chtml.js", "tex-chtml-full.js", "tex-chtml-full-speech.js"]
+                   "mml-chtml.js", "tex-chtml-full.js", "tex-chtml-full-speech.js",
+                   "tex-chtml.js"]
 
 
 def _mathjax(app, exc):
