@@ -76,7 +76,8 @@ def _shapes(m: Any) -> dict[str, list[int]]:
 
 
 def _window(node: Any, shapes: dict[str, list[int]]) -> tuple[list[int], list[int], list[int]]:
-    """(kernel, dilations, pads) of a Conv or pooling node (the kernel from its weight if absent)."""
+    """(kernel, dilations, pads) of a Conv or pooling node (the kernel from its weight if
+    absent)."""
     from onnx import helper
     a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
     kernel = list(a.get("kernel_shape") or shapes.get(node.input[1], [0, 0, 0, 0])[2:])

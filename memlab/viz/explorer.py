@@ -240,7 +240,8 @@ def _fn_name(fn: Callable[..., Any]) -> str:
 
 
 def _check_range(name: str, abbrev: Any, default: Any) -> None:
-    """A ``(low, high[, step])`` tuple of numbers: ``low < high``, ``step > 0``, the default on it."""
+    """A ``(low, high[, step])`` tuple of numbers: ``low < high``, ``step > 0``, the default
+    on it."""
     if not (isinstance(abbrev, tuple) and 2 <= len(abbrev) <= 3 and all(
             isinstance(v, numbers.Real) and not isinstance(v, bool) for v in abbrev)):
         return

@@ -31,7 +31,8 @@ class Frame:
         """The frame as HTML: caption above the picture, after ``position`` ("frame 4 of 12")."""
         pic = to_svg(self.picture) if self.picture is not None else ""
         caption = f"{position}: {self.caption}" if position else self.caption
-        return (f'<div class="memlab-frame"><p class="memlab-caption"><b>{html.escape(caption)}</b></p>'
+        return (f'<div class="memlab-frame"><p class="memlab-caption">'
+                f"<b>{html.escape(caption)}</b></p>"
                 f"{pic}</div>")
 
 
