@@ -13,7 +13,7 @@ PYTEST := $(PY) -m pytest -q -rs
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: lab test test-extended unit lessons-test grading-test browser-test lock exercises bench site clean \
-	grading-venv release
+	grading-venv release update
 
 # The virtual environment, installed from the lock file (exact versions), then memlab itself.
 # The lock pins every extra (test, dask), so `make test` runs the Dask tests too.
@@ -28,10 +28,13 @@ $(STAMP): pyproject.toml $(LOCK)
 	@touch $(STAMP)
 
 # JupyterLab on the course root (lessons/ and exercises/ side by side), lesson 00 first; its terminals
-# have the venv's bin on PATH, so `memlab check-work ...` works there.
+# have the venv's bin on PATH, so `memlab check-work ...` works there.  In a student copy (its
+# .gitattributes names the filter) git is told that a notebook only run is unchanged
+# (scripts/nbclean.py), so `make update` pulls course updates over lessons run and saved.
 LAB_FIRST := /lab/tree/lessons/00_index.ipynb
 lab: $(STAMP)
 	@scripts/system-deps.sh
+	@$(PY) scripts/nbclean.py --install
 	PATH="$(abspath $(VENV))/bin:$$PATH" MEMLAB_VENV="$(abspath $(VENV))" MEMLAB_ROOT="$(CURDIR)" \
 		$(VENV)/bin/jupyter lab --no-browser --config=scripts/lab_config.py \
 		--ServerApp.root_dir=. --LabApp.default_url=$(LAB_FIRST) --port=$(PORT) \
@@ -97,7 +100,7 @@ lock:
 	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --universal --python-version 3.10 \
 		--custom-compile-command "make lock" -o $(LOCK)
 
-# Regenerate exercises/ from solutions/ (refuses to overwrite a student's edits without FORCE=1).
+# Regenerate the exercises from the solutions (refuses to overwrite a student's edits without FORCE=1).
 exercises: $(STAMP)
 	$(VENV)/bin/memlab assign solutions --out exercises $(if $(FORCE),--force)
 
@@ -105,10 +108,15 @@ exercises: $(STAMP)
 site: $(STAMP)
 	$(PY) scripts/site.py --out build/site
 
-# The student copy of the course (no solutions/, blank exercises): publish it, not this repository.
+# The student copy of the course (no solutions, blank exercises): publish it, not this repository.
 RELEASE ?= ../memlab-release
 release: $(STAMP)
 	$(VENV)/bin/memlab release $(RELEASE)
+
+# The course's updates (a student copy cloned from the instructors' repository).
+update:
+	@python3 scripts/nbclean.py --install && python3 scripts/nbclean.py --refresh
+	git pull --no-rebase
 
 bench: $(STAMP)
 	@for f in bench/[a-z]*.py; do echo "== $$f"; PYTHONUNBUFFERED=1 $(PY) $$f || exit 1; done

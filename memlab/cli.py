@@ -225,6 +225,9 @@ def main(argv=None) -> int:
         if args.command == "check-work":
             result = grading.check_work(args.notebook, timeout=args.timeout)
             print(result.self_check_table() if getattr(args, "quiet", False) else result.feedback())
+            if hasattr(args, "solution"):      # `memlab grade` without --solution
+                print("memlab grade: no score is given without the solution (--solution): the table "
+                      "above is a self-check, not a grade.", file=sys.stderr)
             return 0
         if args.command == "grade":
             result = grading.grade(args.notebook, solution=args.solution, assignment=args.assignment,

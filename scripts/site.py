@@ -1,13 +1,13 @@
 """Build the course website (`make site`): the stored lessons, the exercises and the API reference.
 
-    python scripts/site.py [--out build/site] [--lessons 01,03,06] [--jobs 2]
+    python scripts/site.py [--out build/site] [--lessons 01,03,06] [--jobs 2] [--lessons-dir D]
 
 Stages the pages in ``build/site-src`` (copies; the notebooks in ``lessons/`` and
 ``exercises/`` are never changed), then runs Sphinx with MyST-NB on them without
 executing anything. Staging adds what a page needs and a notebook does not: the
 landing page (lesson 00's course table, the sources, the two commands), a download
 link on each exercise page, a line of links to the library functions a lesson
-uses, and the API reference of every public name in the README's tables, each
+uses, and the API reference of every public name in docs/api.md's table, each
 entry listing the lessons that use it.
 """
 from __future__ import annotations
@@ -28,13 +28,19 @@ from typing import Any
 
 import nbformat
 
+from memlab.viz.flipbook import flipbook_from_data
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE_CONF = ROOT / "docs" / "site"
 
 
-# ---------------------------------------------------------------- public names (README tables)
-def readme_names(readme: Path = ROOT / "README.md") -> list[str]:
-    """Dotted names (``memlab.plan_memory``, ``memlab.trees.Tree``) of the README's API table rows."""
+# ---------------------------------------------------------------- public names (docs/api.md)
+API_TABLE = ROOT / "docs" / "api.md"
+
+
+def readme_names(readme: Path = API_TABLE) -> list[str]:
+    """Dotted names (``memlab.plan_memory``, ``memlab.trees.Tree``) of the API table's rows
+    (docs/api.md, "Public API")."""
     rows, inside = [], False
     for line in readme.read_text().splitlines():
         if line.startswith("| name | what it is |"):
@@ -142,7 +148,7 @@ def _dotted(node: ast.AST) -> list[str] | None:
 def api_page(names: list[str]) -> str:
     """The API reference: one autodoc entry per public name, grouped by module."""
     lines = ["# API reference", "",
-             "Every public name of the README's tables, from its docstring (with the slide or paper",
+             "Every public name of the library's table, from its docstring (with the slide or paper",
              "it cites) and the lessons that use it.", ""]
     groups: dict[str, list[str]] = {}
     for n in names:
@@ -191,12 +197,14 @@ def landing_page(index: Any, lesson_files: list[str], exercise_files: list[str])
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+FLIPBOOK = "application/vnd.memlab.flipbook+json"     # memlab.viz.flipbook.MIME
 NO_REPLAY = ('<p class="memlab-fb-note"><i>This widget is live only with a kernel: run this lesson'
              " in JupyterLab to vary it.</i></p>")
 
 
 def static_widgets(nb: Any, state: dict | None = None) -> tuple[int, int]:
-    """Widget outputs a page replays (memlab's flipbooks) and those it cannot (given a note).
+    """Widget outputs a page replays (memlab's flipbooks, built from the frames the notebook
+    stores) and those it cannot (given a note).
 
     A widget with no ``text/html`` of its own (a progress bar, a plain ipywidget) keeps
     its text and gains the line saying it needs a kernel; the count is reported.
@@ -210,7 +218,10 @@ def static_widgets(nb: Any, state: dict | None = None) -> tuple[int, int]:
             plain = "".join(data.get("text/plain", ""))
             bar = re.match(r"(?:Int|Float)Progress\(value=([\d.]+).*?max=([\d.]+)", plain) or \
                 re.match(r"(.*?): *\d+%\|.*\| *(\d+)/(\d+)", plain)   # tqdm's bar
-            if "memlab-flipbook" in "".join(data.get("text/html", "")):
+            if FLIPBOOK in data:        # every frame, stored beside the notebook's preview
+                data["text/html"] = flipbook_from_data(data.pop(FLIPBOOK))
+                replayed += 1
+            elif "memlab-flipbook" in "".join(data.get("text/html", "")):
                 replayed += 1
             elif bar and bar.re.groups == 3:   # tqdm: the cell ran to its end, so did the loop
                 data["text/html"] = (f'<progress value="{bar.group(3)}" max="{bar.group(3)}">'
@@ -254,7 +265,8 @@ def stage_exercise(nb: Any, filename: str) -> Any:
     return nb
 
 
-def stage(src: Path, only: set[str] | None = None) -> dict[str, Any]:
+def stage(src: Path, only: set[str] | None = None,
+          lessons_dir: Path = ROOT / "lessons") -> dict[str, Any]:
     """Write the Sphinx source tree in ``src``; return what was staged."""
     if src.exists():
         shutil.rmtree(src)
@@ -263,7 +275,7 @@ def stage(src: Path, only: set[str] | None = None) -> dict[str, Any]:
     (src / "exercises").mkdir()
     names = readme_names()
     documented = {id(resolve(n)): n for n in reversed(names)}
-    lessons = sorted(p for p in (ROOT / "lessons").glob("*.ipynb")
+    lessons = sorted(p for p in lessons_dir.glob("*.ipynb")
                      if only is None or p.name[:2] in only or p.name.startswith("00"))
     exercises = sorted((ROOT / "exercises").glob("*.ipynb"))
     usage: dict[str, list[str]] = {}
@@ -282,7 +294,7 @@ def stage(src: Path, only: set[str] | None = None) -> dict[str, Any]:
         nbformat.write(stage_exercise(nb, p.name), src / "exercises" / p.name)
         (src / "downloads").mkdir(exist_ok=True)
         shutil.copy(p, src / "downloads" / p.name)   # the student's notebook, as generated
-    index = nbformat.read(ROOT / "lessons" / "00_index.ipynb", as_version=4)
+    index = nbformat.read(lessons_dir / "00_index.ipynb", as_version=4)
     (src / "index.md").write_text(landing_page(index, [p.name for p in lessons if p.name[:2] != "00"]
                                                + ["00_index.ipynb"], [p.name for p in exercises]))
     (src / "api.md").write_text(api_page(names))
@@ -297,10 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--src", default=str(ROOT / "build" / "site-src"))
     ap.add_argument("--lessons", help="comma-separated lesson numbers (a fast subset; 00 always)")
     ap.add_argument("--jobs", default="2")
+    ap.add_argument("--lessons-dir", default=str(ROOT / "lessons"),
+                    help="the stored lessons to build from (default: lessons/)")
     args = ap.parse_args(argv)
     only = set(args.lessons.split(",")) if args.lessons else None
     t0 = time.time()
-    staged = stage(Path(args.src), only)
+    staged = stage(Path(args.src), only, Path(args.lessons_dir))
     out = Path(args.out)
     if out.exists():
         shutil.rmtree(out)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import memlab as ml
+import memlab.viz  # noqa: F401  (ml.viz: the drawing part, not loaded by memlab itself)
 from memlab.checkpoint import HeteroChain, parallel
 from memlab.scheduling import trees
 
@@ -207,6 +208,55 @@ def _old_feed():
     return lambda: ml.Executor(ml.exp(new)).run({old: np.ones(2, np.float32)})
 
 
+def _conv_net(elem: str = "FLOAT", dims=(1, 3, 32, 32), flatten_to_fc: bool = False):
+    """A network of one's own, written with onnx.helper: conv, pool, conv, global pooling (or
+    a fully connected layer whose input size fixes the image), softmax."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+
+    def w(name, shape):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+    node = helper.make_node
+    head = [node("Conv", ["x", "w1"], ["c1"], name="conv1", kernel_shape=[3, 3]),
+            node("MaxPool", ["c1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2])]
+    if flatten_to_fc:
+        tail = [node("Flatten", ["p1"], ["f"], name="flat")]
+        weights = [w("w1", (8, 3, 3, 3)), w("w3", (10, 8 * 15 * 15))]
+    else:
+        tail = [node("Conv", ["p1", "w2"], ["c2"], name="conv2", kernel_shape=[3, 3]),
+                node("GlobalAveragePool", ["c2"], ["g"], name="gap"),
+                node("Flatten", ["g"], ["f"], name="flat")]
+        weights = [w("w1", (8, 3, 3, 3)), w("w2", (8, 8, 3, 3)), w("w3", (10, 8))]
+    tail += [node("Gemm", ["f", "w3"], ["z"], name="fc", transB=1),
+             node("Softmax", ["z"], ["y"], name="prob")]
+    x = helper.make_tensor_value_info("x", getattr(TensorProto, elem), list(dims))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [dims[0], 10])
+    graph = helper.make_graph(head + tail, "own", [x], [y], weights)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _dense_net():
+    """A 2-D input (N, features): a fully connected layer and softmax."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.ones((10, 784), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w"], ["z"], name="fc", transB=1),
+         helper.make_node("Softmax", ["z"], ["y"], name="prob")], "dense",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 784])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 10])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _show(depth=2):
+    print(depth)
+
+
+def _show_both(depth, width=3):
+    print(depth, width)
+
+
 #: issue 29, item 1.6: (call, error, words the message must hold)
 _CH = ml.checkpoint.hetero_chain([2, 1, 1], [1.0, 1.0])
 _CK = ml.checkpoint
@@ -277,6 +327,53 @@ BAD_CALLS = {
                                  ("belongs to another graph", "re-run the cell that builds the feed")),
     "set_workspace negative": (lambda: ml.graph.set_workspace(_step()[1], {"matmul": -1}),
                                ml.GraphError, ("set_workspace: table['matmul']", ">= 0", "-1")),
+    "interact with a control no parameter takes": (
+        lambda: ml.viz.interact(lambda depth=2: print(depth), width=(1, 4)), ml.MemlabError,
+        ("interact: width=", "not a parameter", "its parameters are depth")),
+    "interact without a control for a required parameter": (
+        lambda: ml.viz.interact(_show_both, width=(1, 4)), ml.MemlabError,
+        ("_show_both's parameter 'depth'", "no default and no control", "depth=(low, high)")),
+    "interact with a default off its range": (
+        lambda: ml.viz.interact(_show, depth=(4, 8)), ml.MemlabError,
+        ("depth's default 2", "outside its range (4, 8)")),
+    "interact with an inverted range": (
+        lambda: ml.viz.interact(_show, depth=(8, 2)), ml.MemlabError,
+        ("interact: depth=(low, high)", "low < high", "(8, 2)", "did you mean (2, 8)")),
+    "interact with a zero step": (
+        lambda: ml.viz.interact(_show, depth=(1, 4, 0)), ml.MemlabError,
+        ("depth=(low, high, step)", "step > 0")),
+    "interact on a number": (lambda: ml.viz.interact(42, depth=(1, 3)), ml.MemlabError,
+                             ("interact: fn", "a function", "42")),
+    "training_outputs wrt misspelt": (
+        lambda: ml.models.training_outputs(ml.models.mlp(), wrt="parms"), ml.GraphError,
+        ("training_outputs: wrt", "'params', 'data'", "'parms'")),
+    "set_workspace on an op no node has": (
+        lambda: ml.graph.set_workspace(_step()[1], {"convolution": 1 << 20}), ml.GraphError,
+        ("set_workspace: table key 'convolution'", "no node of this graph",
+         "its ops are", "'matmul'")),
+    "set_workspace on memlab ops the graph lacks": (
+        lambda: ml.graph.set_workspace(_step()[1], {"conv2d": 1 << 20}), ml.GraphError,
+        ("table key 'conv2d'", "no node of this graph", "'sigmoid'")),
+    "from_onnx image on a 2-D input": (
+        lambda: ml.models.from_onnx(_dense_net(), batch=8, image=32), ml.ShapeError,
+        ("from_onnx: image=32", "(N, C, H, W)", "'x' is 2-D", "leave image out")),
+    "from_onnx image too small for the pooling": (
+        lambda: ml.models.from_onnx(_conv_net(), image=3), ml.ShapeError,
+        ("image=3 is too small for this network's pooling", "'pool1' (MaxPool)",
+         "1 x 1 feature map", "2 x 2 window", "the file's input is 32 x 32")),
+    "from_onnx image too small for a convolution": (
+        lambda: ml.models.from_onnx(_conv_net(), image=5), ml.ShapeError,
+        ("image=5 is too small", "'conv2' (Conv)", "1 x 1 feature map", "3 x 3 window")),
+    "from_onnx image too small before a fully connected layer": (
+        lambda: ml.models.from_onnx(_conv_net(flatten_to_fc=True), image=2), ml.ShapeError,
+        ("image=2 is too small", "'conv1' (Conv)", "2 x 2 feature map")),
+    "from_onnx image the fully connected layer does not take": (
+        lambda: ml.models.from_onnx(_conv_net(flatten_to_fc=True), image=16), ml.ShapeError,
+        ("node 'fc' (Gemm)", "1800 and 392", "f [1, 392]", "fixes the image size",
+         "32 x 32")),
+    "from_onnx int64 input": (
+        lambda: ml.models.from_onnx(_conv_net("INT64")), ml.ShapeError,
+        ("input 'x' holds int64 elements", "floating point", "declare 'x' as float32")),
 }
 
 

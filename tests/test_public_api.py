@@ -21,8 +21,8 @@ import pytest
 
 import memlab as ml
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-ROOT = README.parent
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "docs" / "api.md"     # the library's public API table
 
 
 # ---------------------------------------------------------------------------------------------

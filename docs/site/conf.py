@@ -7,6 +7,7 @@ from outside: no ipywidgets bundle, MathJax served from the site itself.
 """
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -18,7 +19,12 @@ extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax"]
 # MathJax from the site itself: the copy the sphinx-mathjax-offline package ships (copied at the
 # end of the build, less what no page loads; see _mathjax below). Its own extension would make
 # Sphinx read the pages one at a time.
-mathjax_path = "mathjax/tex-chtml.js"
+# Only the components the pages need (TeX input with AMS, HTML output): a third less than the
+# tex-chtml.js bundle, which also carries what no page here uses.
+mathjax_path = "mathjax/startup.js"
+mathjax3_config = {"loader": {"load": ["input/tex-base", "[tex]/ams", "[tex]/newcommand",
+                                       "[tex]/noundefined", "output/chtml"]},
+                   "tex": {"packages": {"[+]": ["ams", "newcommand", "noundefined"]}}}
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "downloads"]
 html_theme = "sphinx_book_theme"
 html_title = "memlab: how deep-learning and task-graph systems save memory"
@@ -31,6 +37,8 @@ html_theme_options = {
     "use_repository_button": False,
     "navigation_with_keys": False,
 }
+# One search box: the header's button (the sidebar's field would be a second one).
+html_sidebars = {"**": ["navbar-logo.html", "sbt-sidebar-nav.html"]}
 html_last_updated_fmt = None
 html_context = {"default_mode": "light"}
 html_favicon = "_static/favicon.svg"
@@ -64,7 +72,8 @@ def _used_in(app, what, name, obj, options, lines):
 # MathJax as vendored, less what a page never loads here (other bundles, SVG output, speech).
 _MATHJAX_UNUSED = ["sre", "output/svg", "output/svg.js", "node-main.js", "tex-svg.js",
                    "tex-svg-full.js", "tex-mml-svg.js", "tex-mml-chtml.js", "mml-svg.js",
-                   "mml-chtml.js", "tex-chtml-full.js", "tex-chtml-full-speech.js"]
+                   "mml-chtml.js", "tex-chtml-full.js", "tex-chtml-full-speech.js",
+                   "tex-chtml.js"]
 
 
 def _mathjax(app, exc):
@@ -84,6 +93,28 @@ def _mathjax(app, exc):
             os.remove(path)
 
 
+# The theme's icons come from Font Awesome's whole script (1.5 MB, more than a lesson page); the
+# few it shows here are drawn with characters instead (_static/memlab.css, .fa-* rules).
+_FONTAWESOME = re.compile(r'<script[^>]*fontawesome\.js[^>]*>\s*</script>\s*')
+
+
+def _no_fontawesome(app, exc):
+    if exc is not None:
+        return
+    for folder, _, files in os.walk(app.outdir):
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.endswith(".html"):
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                if "fontawesome" in text:
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(_FONTAWESOME.sub("", text))
+            elif name.startswith("fontawesome") and name.endswith((".js", ".js.map", ".txt")):
+                os.remove(path)
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _used_in)
     app.connect("build-finished", _mathjax)
+    app.connect("build-finished", _no_fontawesome)

@@ -89,9 +89,10 @@ def _grade_one(path: str, solution: str, options: dict) -> Row:
                                                                   options.get("hidden_visibility", "visible")),
                    seconds=time.monotonic() - t0)
     run_wide = [n for n in r.notes if n.startswith(RUN_WIDE)]
-    notes = [_short(n) for n in r.notes if not n.startswith(RUN_WIDE)]      # the real causes first
-    notes += [f"{q.id}: {_cause(q, options.get('timeout', 30.0))}" for q in r.questions.values()
-              if q.score < q.max_score]
+    notes = [_short(n) for n in r.notes if not n.startswith(RUN_WIDE)]      # the real causes first,
+    # then each question's cause, the shortest first
+    notes += sorted((f"{q.id}: {_cause(q, options.get('timeout', 30.0))}"
+                     for q in r.questions.values() if q.score < q.max_score), key=len)
     if r.json_error:
         notes.append(f"results.json could not be written: {r.json_error}")
     return Row(path, r.score, r.max_score, {q: s.score for q, s in r.questions.items()},
@@ -113,13 +114,27 @@ def _short(note: str) -> str:
 
 
 def _cause(q, timeout: float) -> str:
-    """Why question *q* lost points, in a few words: "time limit 30 s", "cell 3 raised ...",
-    "2 of 3 check(s) failed"."""
-    from .results import status_text
-    if any(t.status == "timeout" for t in q.tests):
+    """Why question *q* lost points, in a few words: "time limit 30 s", "not answered
+    (NotImplementedError)", "cell 3 raised ...", "1 of 3 checks failed: random graphs"."""
+    parts = [(c.name, c.passed, c.output) for t in q.tests for c in t.checks]
+    parts += [(t.title or "the tests", t.passed, t.output) for t in q.tests if not t.checks]
+    lost = [(name, out or "") for name, ok, out in parts if not ok]
+    if any(t.status == "timeout" for t in q.tests) or any("time limit" in out for _, out in lost):
         return f"time limit {timeout:g} s"
     if q.notes:
-        return _short(q.notes[0])
+        note = _short(q.notes[0])
+        return "not answered (NotImplementedError)" if "raised NotImplementedError" in note \
+            else note
+    if q.score == 0 and lost and all("NotImplementedError" in out.split("\n", 1)[0]
+                                     for _, out in lost):
+        return "not answered (NotImplementedError)"
+    if any(t.checks for t in q.tests):
+        names = ", ".join(dict.fromkeys(name for name, _ in lost))
+        return f"{len(lost)} of {len(parts)} check{'s' if len(parts) != 1 else ''} failed: {names}"
+    if lost:
+        first = lost[0][1].strip().split("\n", 1)[0][:100]
+        return f"failed: {first}" if first else "failed"
+    from .results import status_text
     bad = [t for t in q.tests if not t.passed]
     return status_text(bad[0]) if bad else "points lost"
 

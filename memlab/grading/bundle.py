@@ -35,18 +35,46 @@ from .results import Result
 
 SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, to build the autograder image (its Ubuntu images: pick 22.04).
-# MEMLAB_VENV (default /opt/memlab-venv), MEMLAB_PYTHON3 (default python3) and MEMLAB_APT (default
-# apt-get) let a test run it in a throwaway directory.
+# MEMLAB_VENV (default /opt/memlab-venv), MEMLAB_PYTHON3 (default: the system Python, by absolute
+# path, e.g. /usr/bin/python3.11) and MEMLAB_APT (default apt-get) let a test run it in a throwaway
+# directory.  The build fails, naming the interpreter to use, if the grading user cannot run it.
 set -euo pipefail
 SRC="$(cd "$(dirname "$0")" && pwd)"
 VENV="${MEMLAB_VENV:-/opt/memlab-venv}"
-PY="${MEMLAB_PYTHON3:-python3}"
 APT="${MEMLAB_APT:-apt-get}"
 UPDATED=""
 apt_install() {
     [ -n "$UPDATED" ] || { "$APT" update -qq; UPDATED=1; }
     DEBIAN_FRONTEND=noninteractive "$APT" install -y -qq "$@" >/dev/null
 }
+# The graded code runs as an unprivileged user (tried here as nobody, who exists everywhere):
+# an interpreter it cannot run (pyenv's under /root, say) would grade every submission 0.
+as_grader() {
+    if command -v runuser >/dev/null 2>&1; then (cd / && runuser -u nobody -- env HOME=/tmp "$@")
+    else (cd / && su -s /bin/sh nobody -c "$(printf '%q ' env HOME=/tmp "$@")"); fi
+}
+system_python() {
+    for p in /usr/bin/python3.13 /usr/bin/python3.12 /usr/bin/python3.11 /usr/bin/python3.10 \
+             /usr/bin/python3; do
+        if [ -x "$p" ] && "$p" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null \
+                && as_grader "$p" -c pass >/dev/null 2>&1; then echo "$p"; return; fi
+    done
+}
+refuse() {   # $1: the interpreter the grading user cannot run, $2: what failed
+    local use
+    use="$(system_python)"
+    echo "memlab: the grading user (tried as nobody) cannot run $1: $2" >&2
+    echo "memlab: the graded code runs as that user, so every submission would score 0." >&2
+    if [ -n "$use" ]; then
+        echo "memlab: use the system Python: MEMLAB_PYTHON3=$use bash setup.sh" >&2
+    else
+        echo "memlab: install a system Python >= 3.10 (apt-get install python3.11 python3.11-venv)" \
+             "and run: MEMLAB_PYTHON3=/usr/bin/python3.11 bash setup.sh" >&2
+    fi
+    exit 1
+}
+PY="${MEMLAB_PYTHON3:-$(system_python)}"
+PY="${PY:-/usr/bin/python3}"
 
 # 1. Python >= 3.10 (Ubuntu 20.04 images have 3.8): else python3.11 from apt (deadsnakes if needed).
 if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
@@ -57,9 +85,10 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1
         "$APT" update -qq
         apt_install python3.11 python3.11-venv
     fi
-    PY=python3.11
+    PY=/usr/bin/python3.11     # apt's, by its absolute path (not a python3.11 earlier on PATH)
 fi
 VER="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+WHY="$(as_grader "$PY" -c pass 2>&1)" || refuse "$PY" "${WHY:-it exits with an error}"
 
 # 2. venv support, found by really making one (`python3 -m venv --help` can succeed without it).
 PROBE="$(mktemp -d)"
@@ -79,12 +108,19 @@ command -v dot >/dev/null 2>&1 || apt_install graphviz
 "$VENV/bin/python" -m pip install -q --no-deps "$SRC/memlab-src"
 chmod -R a+rX "$VENV"
 "$VENV/bin/python" -c 'import memlab.grading, numpy, nbformat, jupyter_client, ipykernel'
+if ! WHY="$(as_grader "$VENV/bin/python" -c 'import ipykernel, memlab.testing' 2>&1)"; then
+    echo "memlab: the grading user (tried as nobody) cannot run $VENV/bin/python:" \
+         "$(echo "${WHY:-it exits with an error}" | tail -n 1)" >&2
+    echo "memlab: $PY itself runs as that user: make the venv where it can read it," \
+         "MEMLAB_VENV=/opt/memlab-venv (the default)" >&2
+    exit 1
+fi
 
 # 5. The solution is for root only: the graded code runs as another user and must not read it.
 chown -R root:root "$SRC/solution"
 chmod 700 "$SRC/solution"
 chmod 600 "$SRC/solution/"*.ipynb
-echo "memlab: autograder ready (Python $VER in $VENV)"
+echo "memlab: autograder ready (Python $VER in $VENV, from $PY; the grading user can run it)"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -201,14 +237,33 @@ def find_submission(folder: Path, assignment: str) -> Path:
                        f"submit one, named {assignment}.ipynb")
 
 
+def refused(solution, notebook, why: str, assignment: str = "", execution_time: float = 0.0) -> Result:
+    """The result of a grade the bundle refused: every check the solution declares at 0, with
+    *why* as its reason, so the test list is the one every graded submission gets."""
+    from .results import TestResult, declared_checks
+    sol = read_solution(Path(solution))
+    result = Result.failed(notebook, why, sol.max_score, assignment or sol.assignment,
+                           solution=Path(solution), execution_time=execution_time)
+    result.tests = [TestResult(t.id, t.question, t.title, t.points, output=why, hidden=bool(t.hidden),
+                               declared=declared_checks(t.source, t.hidden)) for t in sol.tests]
+    return result
+
+
+#: where the upload steps and the image's interpreter are explained (in the course repository)
+DOCS = "docs/instructors.md, section \"Gradescope\", of the course repository"
+
+
 def run(root="/autograder") -> Result | None:
     """Grade the submission under *root* (Gradescope's layout); always writes results/results.json,
     also when the bundle itself is broken (score 0, the reason as output).  ``MEMLAB_ALLOW_UNISOLATED=1``
-    (or the bundle's ``allow_unisolated``) grades where the graded code cannot be isolated."""
+    (or the bundle's ``allow_unisolated``) grades where the graded code cannot be isolated.
+    Returns None when the submission could not be graded; raises :class:`SystemExit` (1) when the
+    grade was refused or the bundle is broken, after writing results.json with every declared check
+    at 0 and the reason: such a run must fail, not pass as a 0."""
     t0 = time.monotonic()
     root = Path(root)
     results = root / "results" / "results.json"
-    visibility, max_score, assignment, graded = "visible", 0.0, "", False
+    visibility, max_score, assignment, graded, solution = "visible", 0.0, "", False, None
     try:
         results.parent.mkdir(parents=True, exist_ok=True)
         settings = json.loads((root / "source" / "autograder.json").read_text())
@@ -217,23 +272,44 @@ def run(root="/autograder") -> Result | None:
         solution = root / "source" / "solution" / f"{assignment}.ipynb"
         max_score = read_solution(solution).max_score
         allow = bool(settings.get("allow_unisolated")) or os.environ.get("MEMLAB_ALLOW_UNISOLATED") == "1"
+        if not allow:
+            from .isolate import can_isolate, isolation_problem, kernel_python
+            problem = isolation_problem()
+            if problem:
+                fix = (f"the image was built with an interpreter the grading user cannot run "
+                       f"({kernel_python()}): rebuild the autograder with this memlab's setup.sh, "
+                       f"which checks it and names the interpreter to use") if can_isolate() \
+                    else "Gradescope runs run_autograder as root; run it as root"
+                raise _Refused(f"refusing to grade: the graded code cannot be isolated here "
+                               f"({problem.split('; ')[0]}); {fix} ({DOCS})")
         notebook = find_submission(root / "submission", assignment)
         graded = True                   # from here grade() writes results.json, whatever happens
         result = grade(notebook, solution=solution, json_path=results, timeout=float(settings["timeout"]),
                        total_timeout=float(settings["total_timeout"]), hidden_visibility=visibility,
                        allow_unisolated=allow)
     except Exception as e:  # noqa: BLE001  (whatever failed, Gradescope gets a results.json)
+        ours = isinstance(e, _Refused) or not isinstance(e, GradingError) \
+            or str(e).startswith(("refusing", "the grader failed"))
         why = str(e) if isinstance(e, GradingError) else f"the autograder failed: {type(e).__name__}: {e}"
-        if not graded:
-            try:
+        try:
+            if ours and solution is not None and solution.is_file():
+                refused(solution, root / "submission", why, assignment,
+                        time.monotonic() - t0).write_json(results, visibility)
+            elif not graded or ours:
                 Result.failed(root / "submission", why, max_score, assignment,
                               execution_time=time.monotonic() - t0).write_json(results, visibility)
-            except (OSError, ValueError):
-                pass
+        except (OSError, ValueError, GradingError):
+            pass
         print(f"memlab autograder: {why}", file=sys.stderr)
+        if ours:
+            raise SystemExit(1) from None
         return None
     print(result.table())
     return result
+
+
+class _Refused(GradingError):
+    """The bundle cannot grade here (the image, not the submission): the run must fail."""
 
 
 if __name__ == "__main__":

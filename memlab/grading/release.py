@@ -2,13 +2,17 @@
 
 Instructors publish this copy, never the repository: the repository's ``solutions/`` holds every
 answer and every hidden test.  The copy has the lessons, freshly generated exercises (blank, from
-the solutions, never the working copy of ``exercises/``), the library, the tests, README, Makefile
-and what they need (``pyproject.toml``, ``requirements.lock``, ``scripts/``, ``docs/``).  In it
-``make lab`` and ``memlab check-work`` work, ``memlab grade`` needs ``--solution``, and ``make
-test`` passes: the course tests that need ``solutions/`` skip, saying so (``tests/conftest.py``).
+the solutions, never the working copy of ``exercises/``), the library, the tests and what they need
+(``pyproject.toml``, ``requirements.lock``, ``scripts/``, ``docs/``), a README written for
+students (``docs/students.md``), a Makefile without the instructors' targets, and a
+``.gitattributes`` under which a lesson only run and saved counts as unchanged
+(``scripts/nbclean.py``), so ``make update`` pulls course updates.  In it ``make lab`` and
+``memlab check-work`` work, ``memlab grade`` needs ``--solution``, and ``make test`` passes: the
+course tests that need ``solutions/`` skip, saying so (``tests/conftest.py``).
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,8 +21,16 @@ from ..errors import GradingError
 from .assign import assign
 
 #: what a student copy holds (files and directories of the course root)
-INCLUDE = ("README.md", "Makefile", "pyproject.toml", "requirements.lock", ".gitignore", "memlab", "lessons",
-           "tests", "scripts", "docs")
+INCLUDE = ("pyproject.toml", "requirements.lock", ".gitignore", "memlab", "lessons", "tests",
+           "scripts", "docs")
+#: the students' README, written as the copy's README.md
+STUDENT_README = "docs/students.md"
+#: Makefile targets that need what the copy leaves out (solutions/, bench/) or are the instructors'
+INSTRUCTOR_TARGETS = ("exercises", "bench", "release", "lock")
+GITATTRIBUTES = ("# A notebook only run and saved is unchanged to git (scripts/nbclean.py; make lab\n"
+                 "# and make update install the filter), so course updates pull over it.\n"
+                 "lessons/*.ipynb filter=memlab-notebook\n"
+                 "exercises/*.ipynb filter=memlab-notebook\n")
 #: never copied, wherever they are: the instructors' material and build leftovers
 EXCLUDE = ("solutions", "__pycache__", ".ipynb_checkpoints", "*.egg-info", ".pytest_cache", ".hypothesis",
            "*.results.json")
@@ -34,6 +46,31 @@ def _tracked(root: Path) -> set[str] | None:
     if r.returncode != 0:
         return None
     return {p for p in r.stdout.decode("utf-8", "replace").split("\0") if p}
+
+
+def student_makefile(text: str) -> str:
+    """The course Makefile less :data:`INSTRUCTOR_TARGETS`: each target's rule, recipe and the
+    comment above it, and its name in ``.PHONY``."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        target = re.match(r"([\w.-]+):", lines[i])
+        if target and target.group(1) in INSTRUCTOR_TARGETS:
+            while out and out[-1].startswith("#"):
+                out.pop()
+            while i < len(lines) and lines[i].strip():
+                i += 1
+            continue
+        out.append(lines[i])
+        i += 1
+    text = "\n".join(out) + "\n"
+    phony = re.search(r"^\.PHONY:(.*?)(?<!\\)\n", text, re.S | re.M)
+    if phony:
+        names = [n for n in phony.group(1).replace("\\\n", " ").split()
+                 if n not in INSTRUCTOR_TARGETS]
+        text = text.replace(phony.group(0), ".PHONY: " + " ".join(names) + "\n")
+    return re.sub(r"\n{3,}", "\n\n", text)
 
 
 def release(dest, root=".") -> list[Path]:
@@ -70,6 +107,11 @@ def release(dest, root=".") -> list[Path]:
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(f, dest / rel)
                 written.append(dest / rel)
+    (dest / "README.md").write_bytes((root / STUDENT_README).read_bytes())
+    (dest / "Makefile").write_text(student_makefile((root / "Makefile").read_text()))
+    (dest / ".gitattributes").write_text(GITATTRIBUTES)
+    written += [dest / "README.md", dest / "Makefile", dest / ".gitattributes"]
+    (dest / STUDENT_README).unlink(missing_ok=True)
     # The exercises: generated now from the solutions, blank whatever the working copy holds.
     report = assign(root / "solutions", dest / "exercises", force=True)
     written += report.written + report.unchanged

@@ -31,7 +31,9 @@ def set_workspace(outputs: Node | Iterable[Node], table: Mapping[str, Size]) -> 
     ``table[name]`` bytes, or ``table[name](node)`` for a size that depends on the node (its
     shapes). Names are ops' ``op.name`` (``"conv"``, ``"conv_wgrad"``, ``"matmul"``, and the
     shape-only ``"conv2d"``, ``"conv2d_grad"``, ``"fc"``...). A recomputed copy takes its original's
-    workspace. Returns how many ops got a workspace above 0. Sets ``node.attrs`` in place: the
+    workspace. A name no node of the graph has is refused (a misspelt op would set nothing), unless
+    another name of the table matches and it names one of memlab's ops (a table written for
+    several graphs). Returns how many ops got a workspace above 0. Sets ``node.attrs`` in place: the
     same graph planned again sees it."""
     if not isinstance(table, Mapping):
         raise GraphError(f"set_workspace: table must map op names to bytes (or to a function of a "
@@ -41,9 +43,17 @@ def set_workspace(outputs: Node | Iterable[Node], table: Mapping[str, Size]) -> 
             raise GraphError(f"set_workspace: table keys must be op names (strings), got {name!r}")
         if not callable(size):
             check_bytes(size, f"set_workspace: table[{name!r}]")
+    nodes = topo_order(as_list(outputs))
+    has = {_op_name(n) for n in nodes if n.op.computes}
+    known = known_op_names() | has | {name + "_grad" for name in has}
+    unknown = [name for name in table if name not in known]
+    if has and (unknown or table and not has & set(table)):   # (an empty graph: nothing to set)
+        bad = unknown[0] if unknown else next(iter(table))
+        raise GraphError(f"set_workspace: table key {bad!r} is the op name of no node of this "
+                         f"graph; its ops are {', '.join(map(repr, sorted(has)))}")
     count = 0
-    for n in topo_order(as_list(outputs)):
-        name = n.op.name if n.op.name != "recompute" else n.attrs["of"].op.name
+    for n in nodes:
+        name = _op_name(n)
         if not n.op.computes or name not in table:
             continue
         size = table[name]
@@ -52,6 +62,25 @@ def set_workspace(outputs: Node | Iterable[Node], table: Mapping[str, Size]) -> 
         n.attrs["workspace"] = nbytes
         count += nbytes > 0
     return count
+
+
+def _op_name(n: Node) -> str:
+    """The op name a table looks up: a recomputed copy goes by its original's."""
+    return n.op.name if n.op.name != "recompute" else n.attrs["of"].op.name
+
+
+def known_op_names() -> set[str]:
+    """The names of memlab's ops and of the shape-only ops made so far: a table may name one that
+    a given graph happens not to have, as :func:`memlab.models.conv_workspace.mxnet_gemm` names
+    every convolution op, forward and backward."""
+    import sys
+
+    from .plain import _registry
+    names = set(_registry())
+    shape_only = sys.modules.get("memlab.models.shape_only")
+    if shape_only is not None:
+        names |= {key[0] for key in shape_only._OPS}
+    return names
 
 
 def check_bytes(value: object, what: str) -> int:

@@ -28,6 +28,7 @@ from ..graph.ops.image import conv2d, pool2d
 from ..graph.ops.layers import dropout
 from ..graph.ops.normalization import batchnorm, lrn
 from ..graph.ops.tensor import MATMUL, RESHAPE
+from .onnx_checks import WINDOW_OPS, check_inputs, explain_failure, file_image, too_small
 from .onnx_ops import ADD_N, GEMM, LOG_LOSS, SOFTMAX_AXIS
 
 ZOO_DIR = ("backend", "test", "data", "light")
@@ -124,10 +125,10 @@ def _prepare(proto: Any, batch: int | None, image: int | None) -> tuple[Any, dic
     for out in g.output:
         out.type.tensor_type.ClearField("shape")
     try:
-        m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
     except Exception as e:
-        raise ShapeError(f"from_onnx: ONNX shape inference failed at batch {batch}, image "
-                         f"{image}: {str(e).strip().splitlines()[-1]}") from None
+        raise ShapeError(explain_failure(m, str(e), batch, image, file_image(proto))) from None
+    m = inferred
     shapes = {}
     for vi in [*m.graph.value_info, *m.graph.input, *m.graph.output]:
         dims = _dims(vi)
@@ -369,6 +370,8 @@ def from_onnx(model: Any, batch: int | None = None, image: int | None = None,
         image = check_int(image, "from_onnx: image", low=1, error=ShapeError)
     loss = check_bool(loss, "from_onnx: loss", GraphError)
     proto = load_onnx(model)
+    check_inputs([i for i in proto.graph.input
+                  if i.name not in {t.name for t in proto.graph.initializer}], image)
     m, shapes, _ = _prepare(proto, batch, image)
     im = _Importer(m, shapes)
     inits = set(im.consts)
@@ -396,6 +399,12 @@ def from_onnx(model: Any, batch: int | None = None, image: int | None = None,
         except ShapeError as e:
             if str(e).startswith("from_onnx"):
                 raise
+            small = too_small(m, image) if image is not None and node.op_type in WINDOW_OPS \
+                else None
+            if small:
+                size = file_image(proto)
+                raise ShapeError(f"from_onnx: {small}"
+                                 + (f" (the file's input is {size})" if size else "")) from None
             raise ShapeError(f"from_onnx: node {name!r} ({node.op_type}) at batch {batch}, image "
                              f"{image}: {e}") from None
         want = shapes.get(node.output[0])

@@ -109,6 +109,7 @@ def training_outputs(model: dict[str, Any], wrt: str = "params",
     without weight gradients: what p.35-36 measure. ``addto="all"``: every value's gradient
     contributions are added in place into one buffer, as in MXNet (see :func:`gradients`).
     """
+    wrt = check_choice(wrt, "training_outputs: wrt", ("params", "data"), GraphError)
     xs = model["params"] if wrt == "params" else [model["data"]]
     return [model["loss"], *gradients(model["loss"], xs, addto=addto)]
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 import html
 import inspect
 import io
+import numbers
 import sys
 from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 
-from .flipbook import MAX_FRAMES, Axis, flipbook_html, grid, sample_axes
+from ..errors import MemlabError, check_callable
+from .flipbook import (MAX_FRAMES, MIME, Axis, flipbook_data, flipbook_html, grid, preview_html,
+                       sample_axes)
 from .render import to_svg
 
 
@@ -167,8 +170,8 @@ class Explorer(widgets.VBox):
     def _redraw(self, _: Any = None) -> None:
         self.out.value = self.frame(**self.values)
 
-    def flipbook(self) -> str:
-        """Every frame on the controls' grid (sampled to ``max_frames``) as a static flipbook."""
+    def _grid(self) -> tuple[list[Axis], list[str]]:
+        """The axes of the controls' grid (sampled to ``max_frames``) and a frame per point."""
         names = list(self.controls)
         full = [_axis_values(n, self.controls[n]) for n in names]
         keep = sample_axes([len(v) for v, _, _ in full], [s for _, _, s in full], self.max_frames)
@@ -179,29 +182,76 @@ class Explorer(widgets.VBox):
             values.append([vals[i] for i in kept])
         frames = [self.frame(**{n: values[a][p] for a, (n, p) in enumerate(zip(names, point))})
                   for point in grid(axes)]
-        return flipbook_html(axes, frames, self.title)
+        return axes, frames
+
+    def flipbook(self) -> str:
+        """Every frame on the controls' grid (sampled to ``max_frames``) as a static flipbook."""
+        return flipbook_html(*self._grid(), self.title)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         data = super()._repr_mimebundle_(**kwargs)
         if data is not None:
-            data["text/html"] = self.flipbook()
+            axes, frames = self._grid()
+            data["text/html"] = preview_html(axes, frames, self.title, "move its sliders")
+            data[MIME] = flipbook_data(axes, frames, self.title)
         return data
 
 
 def interact(fn: Callable[..., Any], /, *, title: str = "", max_frames: int = MAX_FRAMES,
              **abbrevs: Any) -> Explorer:
     """Like ``ipywidgets.interact``: controls from ``abbrevs`` (tuples, lists or widgets) around
-    ``fn``; what ``fn`` prints, displays or draws is its frame. Returns the :class:`Explorer`."""
+    ``fn``; what ``fn`` prints, displays or draws is its frame. Returns the :class:`Explorer`.
+
+    Every control names a parameter of ``fn``, every parameter without a default has a control,
+    a ``(low, high[, step])`` range has ``low < high``, and a default of ``fn`` lies on its range
+    (ipywidgets would move it there without a word)."""
+    fn = check_callable(fn, "interact: fn")
     params = inspect.signature(fn).parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    named = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for name in abbrevs:
+        if name not in params and not takes_any:
+            raise MemlabError(f"interact: {name}= is not a parameter of {_fn_name(fn)}; its "
+                              f"parameters are {', '.join(named) or 'none'}")
+    for name in named:
+        if params[name].default is inspect.Parameter.empty and name not in abbrevs:
+            raise MemlabError(f"interact: {_fn_name(fn)}'s parameter {name!r} has no default and "
+                              f"no control; give {name}=(low, high), a list of values or a widget")
     controls = {}
     for name, abbrev in abbrevs.items():
         default = params[name].default if name in params else inspect.Parameter.empty
+        _check_range(name, abbrev, default)
         w = widgets.interactive.widget_from_abbrev(
             abbrev, None if default is inspect.Parameter.empty else default)
         if w is None:
-            raise ValueError(f"interact: cannot make a control of {name}={abbrev!r}")
+            raise MemlabError(f"interact: {name}={abbrev!r} makes no control; allowed: a range "
+                              f"(low, high) or (low, high, step), a list of values, a bool, a "
+                              f"string or an ipywidgets widget")
         w.description = w.description or name
         if hasattr(w, "continuous_update"):
             w.continuous_update = False
         controls[name] = w
     return Explorer(lambda **kw: output_html(fn, **kw), controls, title, max_frames)
+
+
+def _fn_name(fn: Callable[..., Any]) -> str:
+    name = getattr(fn, "__name__", type(fn).__name__)
+    return "the function" if name == "<lambda>" else name
+
+
+def _check_range(name: str, abbrev: Any, default: Any) -> None:
+    """A ``(low, high[, step])`` tuple of numbers: ``low < high``, ``step > 0``, the default
+    on it."""
+    if not (isinstance(abbrev, tuple) and 2 <= len(abbrev) <= 3 and all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in abbrev)):
+        return
+    low, high = abbrev[:2]
+    if not low < high:
+        raise MemlabError(f"interact: {name}=(low, high) must have low < high, got {abbrev!r}"
+                          + (f"; did you mean {(high, low, *abbrev[2:])!r}?" if high < low else ""))
+    if len(abbrev) == 3 and not abbrev[2] > 0:
+        raise MemlabError(f"interact: {name}=(low, high, step) must have step > 0, got {abbrev!r}")
+    if isinstance(default, numbers.Real) and not isinstance(default, bool) \
+            and not low <= default <= high:
+        raise MemlabError(f"interact: {name}'s default {default!r} lies outside its range "
+                          f"{abbrev!r}; widen the range or change the default")

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import ipywidgets as widgets
 from IPython.display import HTML
 
-from .flipbook import Axis, flipbook_html
+from .flipbook import MIME, Axis, flipbook_data, flipbook_html, preview_html
 from .render import to_svg
 
 
@@ -27,15 +27,21 @@ class Frame:
     picture: Any
     caption: str
 
-    def html(self) -> str:
-        """The frame as HTML: caption above the picture."""
+    def html(self, position: str = "") -> str:
+        """The frame as HTML: caption above the picture, after ``position`` ("frame 4 of 12")."""
         pic = to_svg(self.picture) if self.picture is not None else ""
-        return (f'<div class="memlab-frame"><p class="memlab-caption"><b>{html.escape(self.caption)}</b></p>'
+        caption = f"{position}: {self.caption}" if position else self.caption
+        return (f'<div class="memlab-frame"><p class="memlab-caption">'
+                f"<b>{html.escape(caption)}</b></p>"
                 f"{pic}</div>")
 
 
 class Stepper(widgets.VBox):
-    """Step through ``frames`` with a Play button and a slider; an Output shows the current one."""
+    """Step through ``frames`` with a Play button and a slider; an Output shows the current one.
+
+    The slider counts frames from 1, and each caption starts with the same number ("frame 4 of 12:
+    step 10 of 44"), so the slider and the caption never disagree when the frames sample an
+    algorithm's steps."""
 
     def __init__(self, frames: Sequence[Frame], interval_ms: int = 1200, title: str | None = None) -> None:
         if not frames:
@@ -43,11 +49,12 @@ class Stepper(widgets.VBox):
         self.frames = list(frames)
         self.title = title or ""
         self.interval_ms = interval_ms
-        self._html = [f.html() for f in self.frames]  # rendered once, up front
-        last = len(self.frames) - 1
-        self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval_ms,
+        n = len(self.frames)
+        self._html = [f.html(f"frame {k} of {n}" if n > 1 else "")   # rendered once, up front
+                      for k, f in enumerate(self.frames, 1)]
+        self.play = widgets.Play(value=1, min=1, max=n, step=1, interval=interval_ms,
                                  description="Play")
-        self.slider = widgets.IntSlider(value=0, min=0, max=last, step=1, description="step",
+        self.slider = widgets.IntSlider(value=1, min=1, max=n, step=1, description="frame",
                                         continuous_update=True)
         self.link = widgets.link((self.play, "value"), (self.slider, "value"))
         self.out = widgets.Output(layout=widgets.Layout(min_height="120px"))
@@ -57,29 +64,40 @@ class Stepper(widgets.VBox):
         self.show(0)
 
     @property
+    def index(self) -> int:
+        """Position (from 0) in ``frames`` of the frame on display: the slider's value less 1."""
+        return self.slider.value - 1
+
+    @property
     def caption(self) -> str:
         """Caption of the frame on display."""
-        return self.frames[self.slider.value].caption
+        return self.frames[self.index].caption
 
     def _on_change(self, change: dict) -> None:
-        self.show(change["new"])
+        self.show(change["new"] - 1)
 
     def show(self, i: int) -> None:
-        """Display frame ``i`` in the Output (works with or without a kernel)."""
+        """Display ``frames[i]`` in the Output (works with or without a kernel)."""
         self.out.outputs = ()
         self.out.append_display_data(HTML(self._html[i]))
 
+    def _axes(self) -> list[Axis]:
+        return [Axis("frame", tuple(str(k) for k in range(1, len(self.frames) + 1)))]
+
     def flipbook(self) -> str:
         """Every frame as a static flipbook (a slider and Play without a kernel)."""
-        axis = Axis("step", tuple(str(i) for i in range(len(self.frames))))
-        return flipbook_html([axis], self._html, self.title, play=True,
+        return flipbook_html(self._axes(), self._html, self.title, play=True,
                              interval_ms=self.interval_ms)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The live widget for JupyterLab, and the flipbook as ``text/html`` for static pages."""
+        """The live widget for JupyterLab; for a notebook not yet run, a preview (the first
+        frame and how to make it live) as ``text/html``; every frame as :data:`~.flipbook.MIME`
+        (the site's flipbook)."""
         data = super()._repr_mimebundle_(**kwargs)
         if data is not None:
-            data["text/html"] = self.flipbook()
+            data["text/html"] = preview_html(self._axes(), self._html, self.title)
+            data[MIME] = flipbook_data(self._axes(), self._html, self.title, play=True,
+                                       interval_ms=self.interval_ms)
         return data
 
     def shown_html(self) -> str:

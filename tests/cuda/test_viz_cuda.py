@@ -16,7 +16,7 @@ def test_tile_stepper_moves_through_every_tile():
     stepper = viz.Stepper(vc.tile_frames(n, k, m, tile, schedule))
     seen = set()
     for i in range(len(schedule)):
-        stepper.slider.value = i
+        stepper.slider.value = i + 1
         html = stepper.shown_html()
         assert stepper.caption in html.replace("&#x27;", "'") or stepper.caption[:20] in html
         seen.add(html)

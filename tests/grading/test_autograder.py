@@ -7,6 +7,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def _index_reachable() -> bool:
 
 
 @pytest.mark.extended          # it installs a venv from the package index: make test-extended
-def test_setup_sh_builds_the_image_in_a_throwaway_root(tmp_path):
+def test_setup_sh_builds_the_image_in_a_throwaway_root(tmp_path, request):
     """setup.sh as Gradescope runs it, in a throwaway directory: an image whose python3 is 3.8 gets
     python3.11 from apt (a fake apt-get that records what it is asked, here), then a fresh venv with
     only what grading needs, installed from the package index; then the bundle grades a submission
@@ -110,9 +111,11 @@ def test_setup_sh_builds_the_image_in_a_throwaway_root(tmp_path):
     (fake / "python3").write_text('#!/bin/sh\nexit 1\n')
     for f in fake.iterdir():
         f.chmod(0o755)
-    venv = tmp_path / "venv"
+    venv = Path(tempfile.mkdtemp(prefix="memlab-venv-")) / "venv"   # where the grading user reads it
+    venv.parent.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(venv.parent, ignore_errors=True))
     env = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}", MEMLAB_VENV=str(venv),
-               MEMLAB_APT=str(fake / "apt-get"))
+               MEMLAB_APT=str(fake / "apt-get"), MEMLAB_PYTHON3=str(fake / "python3"))
     env.pop("PYTHONPATH", None)
     r = subprocess.run(["bash", str(ag / "source" / "setup.sh")], env=env, capture_output=True, text=True,
                        timeout=900)

@@ -110,6 +110,9 @@ def test_check_work_needs_no_solutions_and_runs_from_any_directory(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "hidden tests run when you submit" in r.stdout and "0/2 visible check(s) pass" in r.stdout, r.stdout
         assert "solution" not in r.stdout.split("(not a grade)")[1]
+        if args[0] == "grade":
+            assert r.stderr.rstrip().endswith("no score is given without the solution (--solution): "
+                                              "the table above is a self-check, not a grade."), r.stderr
 
 
 def test_answer_time_forbid_refuses_while_cells_run_and_leaves_no_stand_in(tmp_path):
@@ -206,4 +209,4 @@ def test_gradebook_gives_a_short_cause_per_question():
     assert _cause(q, 30) == "time limit 30 s"
     t = TestResult("t", "q2", "", 3, status="partial", score=1,
                    checks=[CheckResult("a", 1, True), CheckResult("b", 2, False)])
-    assert _cause(QuestionResult("q2", "", 3, tests=[t]), 30) == "1 of 2 check(s) failed"
+    assert _cause(QuestionResult("q2", "", 3, tests=[t]), 30) == "1 of 2 checks failed: b"

@@ -25,7 +25,9 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SUBSET = ("01", "03", "12")   # the naive executor's stepper; planning steppers and a slider;
+#: the stored lessons the site is built from (another folder: e.g. scratch copies re-executed)
+LESSONS = Path(os.environ.get("MEMLAB_SITE_LESSONS", ROOT / "lessons"))
+SUBSET = tuple(os.environ.get("MEMLAB_SITE_SUBSET", "01,03,12").split(","))   # the naive executor's stepper; planning steppers and a slider;
 CHROMIUM = Path("/usr/bin/chromium")  # the T_K explorer and the Dask order explorer
 
 
@@ -34,13 +36,14 @@ def site(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
     out = tmp / "site"
     subprocess.run([sys.executable, str(ROOT / "scripts" / "site.py"), "--out", str(out),
-                    "--src", str(tmp / "src"), "--lessons", ",".join(SUBSET)],
+                    "--src", str(tmp / "src"), "--lessons", ",".join(SUBSET),
+                    "--lessons-dir", str(LESSONS)],
                    check=True, cwd=ROOT, capture_output=True, text=True)
     return out
 
 
 def built_lessons() -> list[Path]:
-    return [p for p in sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    return [p for p in sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
             if p.name[:2] in SUBSET or p.name.startswith("00")]
 
 
@@ -93,7 +96,7 @@ def test_every_lesson_and_exercise_has_a_page(site):
 
 def test_internal_links_and_anchors_resolve(site):
     missing = []
-    absent = {p.stem for p in (ROOT / "lessons").glob("*.ipynb")} - {p.stem for p in built_lessons()}
+    absent = {p.stem for p in LESSONS.glob("*.ipynb")} - {p.stem for p in built_lessons()}
     for page in site.rglob("*.html"):
         if "_static" in page.parts:         # the theme's templates, not pages
             continue
@@ -139,7 +142,7 @@ def test_no_page_holds_a_solution_or_a_hidden_test(site):
 
 def test_every_public_name_has_an_api_entry(site):
     rows, inside = [], False
-    for line in (ROOT / "README.md").read_text().splitlines():
+    for line in (ROOT / "docs" / "api.md").read_text().splitlines():
         inside = inside or line.startswith("| name | what it is |")
         if inside and line.startswith("| `"):
             rows.append(line.split(" | ")[0])
@@ -263,10 +266,12 @@ def _frames_from_the_library(nb_path: Path, wanted: dict[int, list[list[int]]]) 
 
 def _flipbook_cells(nb_path: Path) -> dict[str, int]:
     """Flipbook id -> index of the notebook cell whose stored output holds it."""
+    from memlab.viz.flipbook import MIME, flipbook_from_data
     found = {}
     for i, c in enumerate(nbformat.read(nb_path, as_version=4).cells):
         for o in c.get("outputs", []):
-            h = o.get("data", {}).get("text/html", "")
+            data = o.get("data", {})
+            h = flipbook_from_data(data[MIME]) if MIME in data else data.get("text/html", "")
             for uid in re.findall(r'class="memlab-flipbook" id="([\w-]+)"', h):
                 found[uid] = i
     return found
@@ -310,3 +315,41 @@ def test_steppers_and_sliders_replay_the_library_frames(browser, server, lesson)
         assert not errors, errors[:5]
     finally:
         page.close()
+
+
+@pytest.mark.browser
+def test_pages_load_little_cold_with_one_search_box(browser, server, capsys):
+    """What a first visit transfers, page by page (printed: the table of the issue's item 8),
+    with neither Font Awesome's script nor MathJax's whole bundle; the landing page has one
+    search box; math still renders."""
+    sizes, math = {}, {}
+    for path in ["index.html"] + [f"lessons/{p.stem}.html" for p in built_lessons()]:
+        ctx = browser.new_context()
+        page = ctx.new_page()
+        got = {}
+
+        def on(resp, got=got):
+            try:
+                got[resp.url] = len(resp.body())
+            except Exception:  # noqa: BLE001  (a redirect has no body)
+                pass
+        page.on("response", on)
+        page.goto(urljoin(server, path), wait_until="networkidle")
+        page.wait_for_timeout(1000)
+        sizes[path] = got
+        math[path] = (page.locator(".math").count(), page.locator("mjx-container").count())
+        if path == "index.html":
+            boxes = page.locator(".search-button-field:visible, .bd-search:visible, "
+                                 "input[type=search]:visible")
+            assert boxes.count() == 1, f"{boxes.count()} search boxes on the landing page"
+        ctx.close()
+    with capsys.disabled():
+        print("\npage (cold)                                   MB  largest")
+        for path, got in sizes.items():
+            top = max(got.items(), key=lambda x: x[1])
+            print(f"{path:45s} {sum(got.values()) / 1e6:5.2f}  {top[0].rsplit('/', 1)[-1][:30]}")
+    for path, got in sizes.items():
+        names = [u.rsplit("/", 1)[-1].split("?")[0] for u in got]
+        assert "fontawesome.js" not in names and "tex-chtml.js" not in names, (path, names)
+        spans, rendered = math[path]
+        assert rendered >= spans, f"{path}: {spans} formulas, {rendered} rendered"

@@ -30,12 +30,15 @@ def test_stepper_moves_and_shows_each_caption_headless():
     s = viz.Stepper(frames)
     seen = []
     for i in range(4):
-        s.slider.value = i
+        s.slider.value = i + 1     # the slider counts frames from 1, as the caption does
         seen.append(s.shown_html())
-        assert f"step {i}" in s.shown_html() and s.caption == f"step {i}"
+        assert f"frame {i + 1} of 4: step {i}" in s.shown_html() and s.caption == f"step {i}"
     assert len(set(seen)) == 4
-    s.play.value = 1  # the Play button drives the slider through widgets.link
-    assert s.slider.value == 1 and "step 1" in s.shown_html()
+    s.play.value = 2  # the Play button drives the slider through widgets.link
+    assert s.slider.value == 2 and "frame 2 of 4: step 1" in s.shown_html()
+    flip = s.flipbook()        # the page's slider counts the same way
+    assert 'aria-label="frame"' in flip and 'max="3"' in flip and '"1", "2", "3", "4"' in flip
+    assert "frame 3 of 4: step 2" in flip
 
 
 def test_memory_plot_marks_the_peak():

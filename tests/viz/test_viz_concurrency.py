@@ -51,13 +51,13 @@ def test_coloring_stepper_replays_the_paths(slide23):
     st = viz.Stepper(frames)
     seen = set()
     for i, f in enumerate(frames):
-        st.slider.value = i
+        st.slider.value = i + 1
         shown = st.shown_html()
         assert st.caption == f.caption and f.caption.split(":")[0] in shown
         seen.add(shown)
     assert len(seen) == len(frames)
-    st.play.value = 1
-    assert st.slider.value == 1 and "round 1" in st.shown_html()
+    st.play.value = 2
+    assert st.slider.value == 2 and "round 1" in st.shown_html()
     # final frame: both colour classes drawn as borders
     final = _svg(frames[-1].picture)
     assert concurrency.class_color(0) in final and concurrency.class_color(1) in final
@@ -105,7 +105,7 @@ def test_training_graph_puts_backward_beside_forward():
     st = viz.Stepper(frames)
     seen = set()
     for i, f in enumerate(frames):
-        st.slider.value = i
+        st.slider.value = i + 1
         shown = st.shown_html()
         assert st.caption == f.caption
         assert (f"step {i}/" if i else "before planning") in shown

@@ -22,8 +22,8 @@ def _step_through(frames):
     st = viz.Stepper(frames)
     seen = []
     for i in range(len(frames)):
-        st.slider.value = i
-        assert st.play.value == i                                  # widgets.link ties them
+        st.slider.value = i + 1
+        assert st.play.value == i + 1                                 # widgets.link ties them
         seen.append((st.caption, st.shown_html()))
     return seen
 

@@ -48,13 +48,13 @@ def test_slide22_stepper_moves_through_every_frame(slide22_plan):
     st = viz.Stepper(plans.planning_frames(plan, captions=caps))
     seen = []
     for i in range(6):
-        st.slider.value = i
+        st.slider.value = i + 1
         html = st.shown_html()
         assert caps[i] in html and st.caption == caps[i]
         seen.append(html)
     assert len(set(seen)) == 6
-    st.play.value = 2
-    assert st.slider.value == 2 and "step 2: x" in st.shown_html()
+    st.play.value = 3
+    assert st.slider.value == 3 and "frame 3 of 6: step 2: x" in st.shown_html()
 
 
 def test_pool_blocks_replay_the_trace_and_draw():
@@ -76,7 +76,7 @@ def test_pool_blocks_replay_the_trace_and_draw():
     st = viz.Stepper(frames)
     shown = set()
     for k in range(len(ev) + 1):
-        st.slider.value = k
+        st.slider.value = k + 1
         assert f"event {k}" in st.shown_html()
         shown.add(st.shown_html())
     assert len(shown) == len(ev) + 1

@@ -40,7 +40,7 @@ def _walk_tree(tree, order):
 def _check_stepper(stepper, labels, during):
     shown = set()
     for k in [0, *range(1, len(labels) + 1), 2, 0]:
-        stepper.slider.value = k
+        stepper.slider.value = k + 1          # frames count from 1
         page = stepper.shown_html()
         assert html.escape(stepper.caption) in page
         if k:

@@ -37,7 +37,7 @@ def test_technique_stepper_shows_every_technique_headless():
     stepper = Stepper(vs.technique_frames(_plans(), given=0))
     captions = []
     for k in range(len(stepper.frames)):
-        stepper.slider.value = k
+        stepper.slider.value = k + 1
         captions.append(stepper.caption)
     assert captions[0].startswith("none:") and captions[1].startswith("horizontal:")
 

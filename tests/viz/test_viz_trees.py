@@ -47,7 +47,7 @@ def test_traversal_frames_step_through_a_profile():
     s = viz.Stepper(frames)
     shown = set()
     for i in range(len(frames)):
-        s.slider.value = i
+        s.slider.value = i + 1
         assert frames[i].caption.split(":")[1].strip().split(",")[0] in s.shown_html()
         shown.add(s.shown_html())
     assert len(shown) == len(frames)
