@@ -18,6 +18,7 @@ minutes); ``bench/planning.py speed`` table 1 only; ``speed all`` 1e6 nodes for 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 from graphlib import TopologicalSorter
@@ -75,7 +76,8 @@ def interleaved(fns: dict[str, object], repeat: int) -> dict[str, float]:
 def table_speed(sizes: tuple[int, ...] = (10**3, 10**4, 10**5), big: tuple[str, ...] = ("mlp",)
                 ) -> None:
     row("\n1. Order search and planners vs a graphlib topological sort of the same training graph")
-    row("   (ms; ratios to the sort in the same run; interleaved, best of 5, 3 at 1e5, 1 at 1e6)")
+    row("   (ms; ratios to the sort in the same run; interleaved, best of 5, 3 at 1e5, 1 at 1e6;")
+    row(f"   load average {os.getloadavg()[0]:.1f} at the start)")
     row(f"{'graph':<10}{'nodes':>9}{'sort':>10}{'order':>10}{'ratio':>7}{'plan_memory':>12}"
         f"{'ratio':>7}{'plan_offsets':>13}{'ratio':>7}")
     fits: dict[str, list[tuple[int, dict[str, float]]]] = {}

@@ -29,7 +29,8 @@ STATS = ("allocation", "segment", "inactive_split", "allocated_bytes", "reserved
          "inactive_split_bytes", "requested_bytes")
 ALLOCATION, SEGMENT, INACTIVE_SPLIT, ALLOCATED, RESERVED, INACTIVE_SPLIT_BYTES, REQUESTED = \
     range(len(STATS))
-assert (3 * ALLOCATION, 3 * ALLOCATED, 3 * RESERVED, 3 * REQUESTED) == (0, 9, 12, 18)  # inlined
+assert (3 * ALLOCATION, 3 * INACTIVE_SPLIT, 3 * ALLOCATED, 3 * RESERVED, 3 * INACTIVE_SPLIT_BYTES,
+        3 * REQUESTED) == (0, 6, 9, 12, 15, 18)          # slots inlined in _take and free
 #: one stream and no pending events: "active" is "allocated" (PyTorch's when no block waits)
 DERIVED = {"active": "allocation", "active_bytes": "allocated_bytes"}
 ACTIONS = ("alloc", "free_completed", "segment_alloc", "segment_free", "segment_map",
@@ -85,9 +86,10 @@ class Block:
 
     __slots__ = ("address", "size", "requested", "owner", "allocated", "segment", "prev", "next")
 
-    def __init__(self, segment: Segment, address: int, size: int) -> None:
+    def __init__(self, segment: Segment, address: int, size: int, requested: int = 0,
+                 owner: str = "", allocated: bool = False) -> None:
         self.segment, self.address, self.size = segment, address, size
-        self.requested, self.owner, self.allocated = 0, "", False
+        self.requested, self.owner, self.allocated = requested, owner, allocated
         self.prev: Block | None = None
         self.next: Block | None = None
 
@@ -275,9 +277,8 @@ class SegmentAllocator:
         The block handed out is always a new object, so a handle kept after ``free`` is never
         handed out again and freeing it twice is caught."""
         seg = block.segment
-        pool, prev = seg.pool, block.prev
-        was_split = prev is not None or block.next is not None
-        out = Block(seg, block.address, size if split else block.size)
+        pool, prev, nxt = seg.pool, block.prev, block.next
+        out = Block(seg, block.address, size if split else block.size, nbytes, owner, True)
         out.prev = prev
         if prev is None:
             seg.head = out
@@ -289,36 +290,50 @@ class SegmentAllocator:
             block.size -= size
             self._insert_free(block)
         else:
-            nxt = out.next = block.next
+            out.next = nxt
             if nxt is not None:
                 nxt.prev = out
             block.prev = block.next = None
+        # the statistics below are :meth:`_inc` inlined (it would run several times per event);
+        # slots 3 * stat (all pools) and 3 * stat + 1 + pool (this pool), a decrease without peaks
+        cur, j, got = self._cur, 1 + pool, out.size
         if not seg.expandable:
-            cur, k, j = self._cur, 3 * INACTIVE_SPLIT_BYTES, 3 * INACTIVE_SPLIT_BYTES + 1 + pool
-            if split and not was_split:
+            if prev is not None or nxt is not None:      # taken from a split block
+                cur[15] -= got                           # INACTIVE_SPLIT_BYTES
+                cur[15 + j] -= got
+                if not split:
+                    cur[6] -= 1                          # INACTIVE_SPLIT
+                    cur[6 + j] -= 1
+            elif split:
                 self._inc(INACTIVE_SPLIT_BYTES, pool, block.size)
                 self._inc(INACTIVE_SPLIT, pool, 1)
-            elif was_split:     # a decrease: _inc without peaks, inlined
-                gone = size if split else out.size
-                cur[k] -= gone
-                cur[j] -= gone
-                if not split:
-                    self._inc(INACTIVE_SPLIT, pool, -1)
-        out.allocated, out.requested, out.owner = True, nbytes, owner
-        # the allocation count, allocated and requested bytes go up, with their peaks (:meth:`_inc`
-        # for three stats, inlined: it runs at every event)
-        cur, added, peak, j, got = self._cur, self._added, self._peak, 1 + pool, out.size
-        for k, amount in ((0, 1), (9, got), (18, nbytes)):   # ALLOCATION, ALLOCATED, REQUESTED
-            x, y = cur[k] + amount, cur[k + j] + amount
-            cur[k], cur[k + j] = x, y
-            added[k] += amount
-            added[k + j] += amount
-            if x > peak[k]:
-                peak[k] = x
-            if y > peak[k + j]:
-                peak[k + j] = y
+        added, peak = self._added, self._peak
+        k = j + 9                 # ALLOCATION (0), ALLOCATED (9), REQUESTED (18) go up
+        x, y, z, w = cur[0] + 1, cur[j] + 1, cur[9] + got, cur[k] + got
+        cur[0], cur[j], cur[9], cur[k] = x, y, z, w
+        added[0] += 1
+        added[j] += 1
+        added[9] += got
+        added[k] += got
+        if x > peak[0]:
+            peak[0] = x
+        if y > peak[j]:
+            peak[j] = y
+        if z > peak[9]:
+            peak[9] = z
+        if w > peak[k]:
+            peak[k] = w
+        k = j + 18
+        x, y = cur[18] + nbytes, cur[k] + nbytes
+        cur[18], cur[k] = x, y
+        added[18] += nbytes
+        added[k] += nbytes
+        if x > peak[18]:
+            peak[18] = x
+        if y > peak[k]:
+            peak[k] = y
         if self.record_trace:
-            self._events.append(("alloc", out.address, nbytes, owner, cur[9], cur[12]))
+            self._events.append(("alloc", out.address, nbytes, owner, z, cur[12]))
         return out
 
     def _check_block(self, block: object, what: str) -> Block:
@@ -352,33 +367,39 @@ class SegmentAllocator:
             self._events.append(("free_completed", block.address, req, block.owner, cur[9],
                                  cur[12]))
         merged_blocks = merged_bytes = 0
-        other = block.prev
-        if other is not None and not other.allocated:
-            self._remove_free(other)
-            block.address, block.prev = other.address, other.prev
+        prev, nxt = block.prev, block.next
+        if prev is not None and not prev.allocated:
+            self._remove_free(prev)
+            block.address, block.prev = prev.address, prev.prev
             if block.prev is None:
                 seg.head = block
             else:
                 block.prev.next = block
-            block.size += other.size
-            merged_blocks, merged_bytes = 1, other.size
-        other = block.next
-        if other is not None and not other.allocated:
-            self._remove_free(other)
-            block.next = other.next
+            block.size += prev.size
+            merged_blocks, merged_bytes = 1, prev.size
+        if nxt is not None and not nxt.allocated:
+            self._remove_free(nxt)
+            block.next = nxt.next
             if block.next is not None:
                 block.next.prev = block
-            block.size += other.size
-            merged_blocks, merged_bytes = merged_blocks + 1, merged_bytes + other.size
+            block.size += nxt.size
+            merged_blocks, merged_bytes = merged_blocks + 1, merged_bytes + nxt.size
         block.requested, block.owner = 0, ""
         self._insert_free(block)
         if not seg.expandable:
             if block.prev is not None or block.next is not None:
                 merged_blocks, merged_bytes = merged_blocks - 1, merged_bytes - block.size
-            for stat, gone in ((INACTIVE_SPLIT, merged_blocks),
-                               (INACTIVE_SPLIT_BYTES, merged_bytes)):
-                if gone > 0:    # a decrease: _inc without peaks, inlined
-                    cur[3 * stat] -= gone
-                    cur[3 * stat + j] -= gone
-                elif gone < 0:
-                    self._inc(stat, pool, -gone)
+            # INACTIVE_SPLIT (slot 6) and INACTIVE_SPLIT_BYTES (15) go down by the merged blocks
+            # and bytes (up, with peaks, when negative): _inc inlined
+            added, peak = self._added, self._peak
+            for k, gone in ((6, merged_blocks), (15, merged_bytes)):
+                if gone:
+                    x, y = cur[k] - gone, cur[k + j] - gone
+                    cur[k], cur[k + j] = x, y
+                    if gone < 0:
+                        added[k] -= gone
+                        added[k + j] -= gone
+                        if x > peak[k]:
+                            peak[k] = x
+                        if y > peak[k + j]:
+                            peak[k + j] = y

@@ -18,7 +18,7 @@ the op's step only: it overlaps none of the op's inputs nor its output.
 """
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from heapq import heappop, heappush
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -118,29 +118,43 @@ def _blocks(liveness: Liveness, inplace: bool, alignment: int
 
 
 def _greedy_by_size(first: list[int], last: list[int], size: list[int]) -> tuple[list[int], int]:
-    """Biggest first; each block in the smallest gap among the placed blocks alive with it."""
+    """Biggest first; each block in the smallest gap among the placed blocks alive with it.
+
+    The placed blocks are kept in order of offset (ties: in the order they were placed), as rows
+    ``(first, last, offset, end)`` of one array, so a block finds those alive with it in one mask
+    and the gaps between them with one running maximum of their ends: the gap before each is its
+    offset less the highest end below it; the smallest gap of at least the block's size wins (ties:
+    the lowest), else the block goes on top of them all."""
     m = len(size)
-    first_a, last_a, size_a = (np.array(v, dtype=np.int64) for v in (first, last, size))
     rank = sorted(range(m), key=lambda k: (-size[k], first[k], k))
-    p_first, p_last, p_off, p_size = (np.empty(m, np.int64) for _ in range(4))
+    rows = np.empty((4, m), np.int64)
+    p_first, p_last, p_off, p_end = rows
+    offsets: list[int] = []                # the placed offsets, sorted (rows' order)
     off = [0] * m
     total = 0
+    top = np.iinfo(np.int64).max
     for j, k in enumerate(rank):
-        a, b, s = first_a[k], last_a[k], size_a[k]
-        mask = (p_first[:j] <= b) & (p_last[:j] >= a)
-        o = p_off[:j][mask]
+        a, b, s = first[k], last[k], size[k]
         pos = 0
-        if o.size:
-            e = o + p_size[:j][mask]
-            idx = np.argsort(o, kind="stable")
-            o, e = o[idx], e[idx]
-            prev = np.maximum.accumulate(np.concatenate(([0], e)))
-            gaps = o - prev[:-1]
-            fits = np.flatnonzero(gaps >= s)
-            pos = int(prev[fits[np.argmin(gaps[fits])]]) if fits.size else int(prev[-1])
+        if j:
+            alive = np.flatnonzero((p_first[:j] <= b) & (p_last[:j] >= a))
+            if len(alive):
+                prev = np.maximum.accumulate(p_end[alive])
+                gaps = p_off[alive]
+                gaps[1:] -= prev[:-1]
+                i = int(np.where(gaps >= s, gaps, top).argmin())
+                if gaps[i] >= s:
+                    pos = int(prev[i - 1]) if i else 0
+                else:
+                    pos = int(prev[-1])
         off[k] = pos
-        p_first[j], p_last[j], p_off[j], p_size[j] = a, b, pos, s
-        total = max(total, pos + int(s))
+        at = bisect_right(offsets, pos)
+        offsets.insert(at, pos)
+        if at < j:
+            rows[:, at + 1:j + 1] = rows[:, at:j]
+        rows[:, at] = (a, b, pos, pos + s)
+        if pos + s > total:
+            total = pos + s
     return off, total
 
 
