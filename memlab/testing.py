@@ -286,7 +286,7 @@ class _Refusals:
 def forbid(*targets: str) -> Iterator[None]:
     """Within the block, the library functions named by ``targets`` (public names such as
     ``"memlab.checkpoint.optimal"``, or a class or a method such as
-    ``"memlab.checkpoint.HeteroPlanner.solve"``) raise :class:`WriteItYourself`, however they are
+    ``"memlab.checkpoint.hetero.HeteroPlanner.schedule"``) raise :class:`WriteItYourself`, however they are
     reached: their code is swapped, so a name bound elsewhere, a default argument or a closure that
     kept the function refuses too, and so do copies made by running the library's module file again
     (``importlib.reload``, a spec loaded from it under another name).  A class refuses its own

@@ -194,9 +194,12 @@ def planning_graphs(draw, max_nodes: int = 12):
         c = _ml.constant(_np.ones(x.shape, _np.float32))
         outs = outs + [_ml.mul(_ml.mul(x, x), c)]
     if draw(_st.booleans()):
+        present = {n.op.name for n in _ml.topo_order(outs) if not n.is_leaf}
         kinds = draw(_st.lists(_st.sampled_from(("add", "mul", "conv", "pool", "tanh", "sigmoid")),
                                max_size=3, unique=True))
-        _ml.graph.set_workspace(outs, {k: draw(_st.integers(1, 200)) for k in kinds})
+        kinds = [k for k in kinds if k in present]     # set_workspace refuses ops no node has
+        if kinds:
+            _ml.graph.set_workspace(outs, {k: draw(_st.integers(1, 200)) for k in kinds})
     return outs, feed
 
 

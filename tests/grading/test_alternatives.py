@@ -54,7 +54,10 @@ def test_every_exercise_has_alternatives():
         assert set(sections(HERE / f"{name}.py")) == ids, f"{name}: one alternative per answer cell"
 
 
-@pytest.mark.parametrize("exercise", ALTERNATIVES)
+#: make test grades exercise 04's alternative (the tie the reviewer found); the others are graded by
+#: make test-extended, which CI runs too (.ci/run)
+@pytest.mark.parametrize("exercise", [
+    pytest.param(e, marks=() if e.startswith("04") else pytest.mark.extended) for e in ALTERNATIVES])
 def test_alternative_answers_earn_full_marks(exercise, tmp_path):
     answers = sections(HERE / f"{exercise}.py")
     path = notebook_with(exercise, answers, tmp_path)

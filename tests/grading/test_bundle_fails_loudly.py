@@ -83,14 +83,20 @@ def test_setup_sh_defaults_to_the_system_python_by_absolute_path(tmp_path):
 
 
 CHECKS = '''
-from memlab.testing import check
-with check(points=1, name="two words"):
-    assert longest(["a", "bcd"]) == "bcd"
+assert longest(["a", "bcd"]) == "bcd"
 ### BEGIN HIDDEN TESTS
-with check(points=2, name="one word"):
-    assert longest(["abc"]) == "abc"
+from memlab.testing import check
+
+
+def test_longest(answers):
+    with check(points=1, name="two words"):
+        assert answers.longest(["a", "bcd"]) == "bcd"
+    with check(points=2, name="one word"):
+        assert answers.longest(["abc"]) == "abc"
 ### END HIDDEN TESTS
 '''
+COUNT = ("assert count([1]) == 1\n### BEGIN HIDDEN TESTS\ndef test_count(answers):\n"
+         "    assert answers.count([1]) == 1\n### END HIDDEN TESTS\n")
 
 
 def _solution(path: Path) -> Path:
@@ -98,7 +104,7 @@ def _solution(path: Path) -> Path:
     from memlab.grading.authoring import tests as tests_cell
     return write(notebook("words", [
         answer("q1", "def count(xs):\n    return len(xs)"),
-        tests_cell("q1_tests", "q1", 2, "assert count([1]) == 1"),
+        tests_cell("q1_tests", "q1", 2, COUNT),
         answer("q2", "def longest(xs):\n    return max(xs, key=len)"),
         tests_cell("q2_tests", "q2", 4, CHECKS, title="Longest")]), path)
 

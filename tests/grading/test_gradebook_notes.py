@@ -20,28 +20,40 @@ Q2 = ("def longest(xs):\n    ### BEGIN SOLUTION\n    return max(xs, key=len)\n"
       "    ### END SOLUTION")
 Q3 = ("def total(xs):\n    ### BEGIN SOLUTION\n    return sum(xs)\n    ### END SOLUTION")
 Q2_TESTS = '''
-from memlab.testing import check
-with check(points=1, name="two words"):
-    assert longest(["a", "bcd"]) == "bcd"
+assert longest(["a", "bcd"]) == "bcd"
 ### BEGIN HIDDEN TESTS
 import random
-with check(points=1, name="one word"):
-    assert longest(["abc"]) == "abc"
-with check(points=1, name="random graphs"):
-    rng = random.Random(0)
-    for _ in range(20):
-        xs = ["x" * rng.randint(1, 9) for _ in range(rng.randint(1, 6))]
-        assert len(longest(xs)) == max(map(len, xs)), xs
+from memlab.testing import check
+
+
+def test_longest(answers):
+    with check(points=1, name="two words"):
+        assert answers.longest(["a", "bcd"]) == "bcd"
+    with check(points=1, name="one word"):
+        assert answers.longest(["abc"]) == "abc"
+    with check(points=1, name="random graphs"):
+        rng = random.Random(0)
+        for _ in range(20):
+            xs = ["x" * rng.randint(1, 9) for _ in range(rng.randint(1, 6))]
+            assert len(answers.longest(xs)) == max(map(len, xs)), xs
 ### END HIDDEN TESTS
 '''
+
+
+def _judged(visible: str, name: str, call: str) -> str:
+    """A tests cell in judge-code form: ``visible`` for the student, one hidden check of ``call``."""
+    return (f"{visible}\n### BEGIN HIDDEN TESTS\ndef test_{name}(answers):\n"
+            f"    assert answers.{call}\n### END HIDDEN TESTS\n")
 
 
 def _solution():
     return notebook("notes", [
         md("# Three questions"), code("import math"),
-        answer("q1", Q1), tests_cell("q1_tests", "q1", 2, "assert count([1, 2]) == 2"),
+        answer("q1", Q1), tests_cell("q1_tests", "q1", 2, _judged("assert count([1, 2]) == 2", "count",
+                                                          "count([1, 2]) == 2")),
         answer("q2", Q2), tests_cell("q2_tests", "q2", 3, Q2_TESTS),
-        answer("q3", Q3), tests_cell("q3_tests", "q3", 2, "assert total([1, 2]) == 3")])
+        answer("q3", Q3), tests_cell("q3_tests", "q3", 2, _judged("assert total([1, 2]) == 3", "total",
+                                                          "total([1, 2]) == 3"))])
 
 
 def _submission(answers: dict[str, str]):
@@ -79,7 +91,7 @@ def test_grade_all_notes_give_the_cause_of_each_lost_question(tmp_path):
     rows = {row["submission"]: row for row in csv.DictReader(book.open())}
     assert {k: rows[k]["total"] for k in rows} == {"blank.ipynb": "0", "full.ipynb": "7",
                                                    "half.ipynb": "6", "loop.ipynb": "5",
-                                                   "loop_checks.ipynb": "4"}
+                                                   "loop_checks.ipynb": "5"}
     notes = {k: rows[k]["notes"].split(" | ") if rows[k]["notes"] else [] for k in rows}
     assert notes["full.ipynb"] == []
     assert notes["half.ipynb"] == ["q2: 1 of 3 checks failed: random graphs"]

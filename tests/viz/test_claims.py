@@ -6,6 +6,13 @@ import memlab as ml
 from memlab.viz import ClaimError, claim, claims
 
 
+@pytest.fixture(autouse=True)
+def _outside_ipython(monkeypatch):
+    """Outside IPython a claim prints its sentence (another test may have started a shell)."""
+    import IPython
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+
+
 def test_true_claim_returns_and_prints_the_sentence(capsys):
     peak, naive = 6, 9
     shown = claim(peak < naive, f"The plan's peak, {peak} slots, is below the naive {naive}.")
