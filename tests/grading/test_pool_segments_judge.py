@@ -17,63 +17,13 @@ HIDDEN = CELLS["q4_segments_tests"].source.partition("### BEGIN HIDDEN TESTS")[2
     .partition("### END HIDDEN TESTS")[0]
 ROUND = "ROUND = 512\ndef round_up(n):\n    return max(ROUND, -(-n // ROUND) * ROUND)\n"
 
-# A correct pool written differently: segments far apart in the address space (gaps), a dict of
-# blocks by address, merging by looking the neighbours up.
-OTHER = ROUND + textwrap.dedent('''
-    SEGMENT = 4096
+# A correct pool written differently (the alternative answer of tests/grading/alternatives): segments
+# far apart in the address space (gaps), a dict of blocks by address, merging by looking the
+# neighbours up.
+_ALTERNATIVE = (Path(__file__).parent / "alternatives" / "02_pool.py").read_text()
+OTHER = ROUND + _ALTERNATIVE.split("# %% q4_segments\n", 1)[1]
 
-    class SegmentPool:
-        def __init__(self):
-            self.reserved = self.peak_reserved = self.allocated = self.peak_allocated = 0
-            self.block = {}         # address -> [size, in_use, segment start]
-            self.seg = {}           # start -> size
-            self.next = 10**9
 
-        def allocate(self, n):
-            size = round_up(n)
-            free = sorted((b[0], a) for a, b in self.block.items() if not b[1] and b[0] >= size)
-            if free:
-                addr = free[0][1]
-            else:
-                addr, s = self.next, max(SEGMENT, size)
-                self.next += s + 12345 * 512
-                self.seg[addr] = s
-                self.block[addr] = [s, False, addr]
-                self.reserved += s
-            b = self.block[addr]
-            if b[0] > size:
-                self.block[addr + size] = [b[0] - size, False, b[2]]
-                b[0] = size
-            b[1] = True
-            self.allocated += size
-            self.peak_reserved = max(self.peak_reserved, self.reserved)
-            self.peak_allocated = max(self.peak_allocated, self.allocated)
-            return addr
-
-        def free(self, addr):
-            b = self.block.get(addr)
-            if b is None or not b[1]:
-                raise ValueError("not in use")
-            b[1] = False
-            self.allocated -= b[0]
-            nxt = self.block.get(addr + b[0])
-            if nxt is not None and not nxt[1] and nxt[2] == b[2]:
-                b[0] += self.block.pop(addr + b[0])[0]
-            prev = [a for a, c in self.block.items() if a + c[0] == addr and c[2] == b[2]]
-            if prev and not self.block[prev[0]][1]:
-                self.block[prev[0]][0] += self.block.pop(addr)[0]
-
-        def empty_cache(self):
-            gone = {s: n for s, n in self.seg.items() if self.block[s] == [n, False, s]}
-            for s, n in gone.items():
-                del self.block[s], self.seg[s]
-                self.reserved -= n
-            return sum(gone.values())
-
-        def segments(self):
-            return [(s, [(a, b[0], b[1]) for a, b in sorted(self.block.items()) if b[2] == s])
-                    for s in sorted(self.seg)]
-''')
 def solution_source() -> str:
     return ROUND + CELLS["q4_segments"].source
 
