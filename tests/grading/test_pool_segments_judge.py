@@ -2,7 +2,6 @@
 pool (full marks) and wrong pools (each loses the check its mistake breaks). Attacks kept as tests."""
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import nbformat
