@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..plaindata import register as _register_plain
 from ..errors import BudgetError, ScheduleError, check_numbers
 from .chain import Action, Backward, Forward, Free
 
@@ -326,3 +327,6 @@ def compare_with_homogeneous(chain: HeteroChain, budgets: Sequence[int]) -> list
                      "which": None if best is None else best[1],
                      "fitting": fits})
     return rows
+
+
+_register_plain("hetero_chain", HeteroChain, HeteroChain.to_plain, HeteroChain.from_plain)

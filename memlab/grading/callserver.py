@@ -7,7 +7,7 @@ the grader runs :func:`serve` in the kernel: it connects to the grader's Unix so
 directory only this grade's user can enter; the grader checks the peer's uid), presents the grade's
 token, reports what was tampered with as plain data, and answers requests until told to stop.  A request names an answer (a name in the notebook's namespace, or a method of an object
 an earlier call returned), its arguments as plain data (:mod:`.codec`; graphs as node records,
-rebuilt with memlab's constructors by :func:`memlab.graph.plain.from_plain`) and the library
+rebuilt with memlab's constructors by the graph's codec in :mod:`memlab.plaindata`) and the library
 functions refused during the call (:func:`memlab.testing.forbid`).  The reply is the result as
 plain data: nodes the request sent come back as their keys, new nodes as records, and any object
 that is not plain stays here behind a handle (its methods and attributes are served too).
@@ -28,8 +28,9 @@ from typing import Any
 import contextlib
 
 import memlab.testing as _testing
+from memlab import plaindata
 
-from .codec import CodecError, decode, encode, structure_from_plain, structure_to_plain, to_wire
+from .codec import CodecError, decode, encode, to_wire
 from .frames import MAX_FRAME, recv_frame, send_frame
 from .watch import baseline, tampering
 #: The call server's own refusals and probe, made from the library's functions when this module
@@ -117,9 +118,8 @@ class Server:
     def _args(self, req: dict) -> tuple[list, dict]:
         from types import SimpleNamespace
 
-        from memlab.graph.plain import from_plain
         records = [r for r in req.get("graph", []) if r["key"] not in self.nodes]
-        self.nodes = from_plain(records, self.nodes)
+        self.nodes = plaindata.graph().from_records(records, self.nodes)
         for k, n in self.nodes.items():
             self.key_of[id(n)] = k
 
@@ -152,26 +152,25 @@ class Server:
         if kind == "ns" and type(payload) is dict:
             return SimpleNamespace(**{str(k): v for k, v in payload.items()})
         if kind == "obj" and type(payload) is tuple and len(payload) == 2:
-            return structure_from_plain(*payload)
+            return plaindata.from_plain(*payload)
         raise CodecError(f"unknown extension {kind!r}")
 
     # ----------------------------------------------------------------------------------- encoding
     def _encode(self, value: Any) -> str:
-        from memlab.graph import Node
-        from memlab.graph.plain import to_plain
+        graph = plaindata.graph()
         new_nodes: list = []
         new_ids: set = set()
         handles: dict = {}
 
         def ext(x: Any) -> tuple[str, Any] | None:
-            if isinstance(x, Node):
+            if isinstance(x, graph.node_type):
                 k = self.key_of.get(id(x))
                 if k is None:
                     k = self._new_key(x)
                     new_nodes.append(x)
                     new_ids.add(id(x))
                 return "node", k
-            known = structure_to_plain(x)
+            known = plaindata.to_plain(x)
             if known is not None:
                 return "obj", known
             for base in (bool, int, float, str):
@@ -195,7 +194,7 @@ class Server:
         if new_nodes:
             # the records of the new nodes, and of the nodes they read that the judge has not seen
             known = {n: k for k, n in self.nodes.items() if id(n) not in new_ids}
-            records, _ = to_plain(new_nodes, known,
+            records, _ = graph.to_records(new_nodes, known,
                                   new_key=lambda n: self.key_of.get(id(n)) or self._new_key(n))
         import json
         return json.dumps({"$d": [["ok", wire], ["graph", to_wire(records)],
@@ -359,7 +358,7 @@ def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
               "memlab.grading.callserver._forbid": _forbid,
               "memlab.grading.callserver._cuda_probe": _cuda_probe,
               "Server.handle": Server.handle, "Server._arm": Server._arm, "Server._enter": Server._enter})
-    _testing._Refusals.hook(permanent=True)      # remember every module run again from a file
+    _testing.refuse_reloads()
     if forbid:
         _Kernel.answer_forbid = _forbid(*forbid)
         _Kernel.answer_forbid.__enter__()
