@@ -100,8 +100,9 @@ def probe_user() -> tuple[int, int]:
 #: How to give the grading user an interpreter it can run (said when it cannot).
 VENV_HINT = ("make the grading environment from a system Python that other users can read, e.g. "
              "`/usr/bin/python3 -m venv /opt/memlab-venv && /opt/memlab-venv/bin/pip install -r "
-             "requirements.lock . && chmod -R a+rX /opt/memlab-venv` (README, \"Grading\"); an "
-             "interpreter under /root (pyenv's default) cannot be run by another user")
+             "requirements.lock . && chmod -R a+rX /opt/memlab-venv` (docs/instructors.md, "
+             "\"Exercises and grading\"); an interpreter under /root (pyenv's default) cannot be "
+             "run by another user")
 
 
 def user_can_run_kernel(uid: int, gid: int) -> str:
