@@ -18,25 +18,23 @@ runs in.  Frames are a 4-byte big-endian length, then that many bytes of codec t
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import socket
-import struct
 import sys
 import traceback
 from typing import Any
 
-import contextlib
-
 import memlab.testing as _testing
 from memlab import plaindata
 
+from .arming import Armed, forbid as _forbid
 from .codec import CodecError, decode, encode, to_wire
-from .frames import MAX_FRAME, recv_frame, send_frame
+from .frames import recv_frame, send_frame
 from .watch import baseline, tampering
-#: The call server's own refusals and probe, made from the library's functions when this module
-#: loads (before any student cell), so that rebinding or editing ``memlab.testing.forbid`` later
-#: changes nothing here (and is reported: :func:`tampering`).
-_forbid = contextlib.contextmanager(_testing.forbid.__wrapped__)
+#: The call server's own probe, made from the library's function when this module loads (before
+#: any student cell), so that rebinding or editing ``memlab.testing.cuda_probe`` later changes
+#: nothing here (and is reported: :func:`tampering`); its refusals are :mod:`.arming`'s.
 _cuda_probe = contextlib.contextmanager(_testing.cuda_probe.__wrapped__)
 TRACE_LINES = 4
 
@@ -68,38 +66,6 @@ def _student_frames(tb) -> list[str]:
     return out[-TRACE_LINES:]
 
 
-def _module_of(target: str) -> str:
-    """The module a forbidden name lives in, without importing anything: the parts before the first
-    class name (capitalised), else all but the last (``memlab.viz.training.plan_patterns`` ->
-    ``memlab.viz.training``, ``memlab.execute.runner.Runner.run`` -> ``memlab.execute.runner``)."""
-    parts = target.split(".")
-    k = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts) - 1)
-    return ".".join(parts[:max(k, 1)])
-
-
-class _ArmOnImport:
-    """A meta-path finder that, when one of the modules it waits for is imported, refuses its
-    targets right after the module ran."""
-
-    def __init__(self, server: "Server", waiting: dict[str, str]) -> None:
-        self.server, self.waiting = server, dict(waiting)
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name not in self.waiting:
-            return None
-        import importlib.machinery
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        run, forbid_target, server = spec.loader.exec_module, self.waiting.pop(name), self.server
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            server._enter((forbid_target,))
-        spec.loader.exec_module = exec_module
-        return spec
-
-
 class Server:
     """The tables of one kernel's life: nodes by key, objects behind handles."""
 
@@ -110,9 +76,7 @@ class Server:
         self.handles: dict[int, Any] = {}
         self.handle_of: dict[int, int] = {}
         self.fresh = 0
-        self.armed: tuple = ()
-        self.ctxs: list = []           # memlab.testing.forbid contexts entered
-        self.hook = None               # the import hook arming targets of modules not yet loaded
+        self.refusals = Armed()        # the refusals of the request being served
 
     # ----------------------------------------------------------------------------------- decoding
     def _args(self, req: dict) -> tuple[list, dict]:
@@ -207,38 +171,6 @@ class Server:
         return k
 
     # ----------------------------------------------------------------------------------- serving
-    def _arm(self, targets: tuple) -> None:
-        """Refuse *targets* (dotted names) from now on.  A target whose module is not loaded yet is
-        refused as soon as that module is imported (importing it just to refuse it would cost the
-        import on every grade: matplotlib, for a target in memlab.viz)."""
-        if targets == self.armed:
-            return
-        self._disarm()
-        self.armed = targets
-        now = tuple(t for t in targets if _module_of(t) in sys.modules)
-        later = {_module_of(t): t for t in targets if _module_of(t) not in sys.modules}
-        if now:
-            self._enter(now)
-        if later:
-            self.hook = _ArmOnImport(self, later)
-            sys.meta_path.insert(0, self.hook)
-
-    def _enter(self, targets: tuple) -> None:
-        ctx = _forbid(*targets)
-        ctx.__enter__()
-        self.ctxs.append(ctx)
-
-    def _disarm(self) -> None:
-        ctxs, self.ctxs, self.armed = self.ctxs, [], ()
-        hook, self.hook = self.hook, None
-        if hook is not None and hook in sys.meta_path:
-            sys.meta_path.remove(hook)
-        for ctx in reversed(ctxs):
-            try:
-                ctx.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001
-                pass
-
     def handle(self, text: bytes) -> bytes:
         """Serve one request; the reply also carries what was tampered with, if anything
         (:func:`tampering`: plain data the judge's policy, :mod:`memlab.grading.policy`, applies)."""
@@ -277,7 +209,7 @@ class Server:
         except Exception as e:  # noqa: BLE001  (a request this kernel cannot serve)
             return self._fail("the grader's request could not be served here", e)
         try:
-            self._arm(targets)
+            self.refusals.arm(targets)
             if op == "getattr":
                 result = getattr(self.handles[req["handle"]], req["name"])
             elif req.get("probe") == "cuda":          # counted here, in the student's process
@@ -355,9 +287,9 @@ def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
         # while grading they only say they were ignored, so the other answers are still graded.
         shell.ask_exit = _ignore_exit
     baseline({"memlab.grading.callserver.serve": serve, "memlab.grading.callserver.start": start,
-              "memlab.grading.callserver._forbid": _forbid,
+              "memlab.grading.arming.forbid": _forbid,
               "memlab.grading.callserver._cuda_probe": _cuda_probe,
-              "Server.handle": Server.handle, "Server._arm": Server._arm, "Server._enter": Server._enter})
+              "Server.handle": Server.handle, "Armed.arm": Armed.arm, "Armed.enter": Armed.enter})
     _testing.refuse_reloads()
     if forbid:
         _Kernel.answer_forbid = _forbid(*forbid)
@@ -403,5 +335,5 @@ def serve(path: str, token: str, namespace: dict | None = None) -> None:
             send_frame(sock, seq + reply)
     finally:
         sys.stdout, sys.stderr = out, err
-        server._disarm()
+        server.refusals.disarm()
         sock.close()
