@@ -22,7 +22,8 @@ schema (``Solution``, ``load_solution``, ``parse_solution``, ``make_exercise``).
 """
 from .assign import AssignReport, assign
 from .batch import grade_all
-from .grade import MIN_MEMORY, check_all, find_solution, grade, load
+from .grade import MIN_MEMORY, check_all, grade
+from .inputs import find_solution, load
 from .release import release as write_release
 from .feedbackcheck import check_feedback, check_feedback_all
 from .selfcheck import check_work

@@ -11,7 +11,7 @@ When the grader runs as root (Gradescope's container, CI), :class:`Sandbox`:
   user sends ``kill(-1, SIGKILL)``, then ``/proc`` is checked), removes the directory and the
   user's files in ``/tmp``, ``/var/tmp`` and ``/dev/shm``.  Only then does the grader write results.json.
 
-The solution was read into memory before (:func:`memlab.grading.grade.load`); :attr:`Sandbox.notes`
+The solution was read into memory before (:func:`memlab.grading.inputs.load`); :attr:`Sandbox.notes`
 warns if its file is readable by that user anyway.  When not root, or when that user cannot run this
 interpreter, the run is not isolated and a note says so; whether another user can run the
 interpreter is checked first (as ``nobody``), before any user is created.

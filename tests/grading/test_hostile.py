@@ -288,7 +288,7 @@ def test_unisolated_official_grades_are_refused(tmp_path):
 def test_trial_submission_must_be_a_regular_file(target, tmp_path):
     """A submission that is a symbolic link (to the solution, /dev/zero), a FIFO or too big is
     refused at once with a score-0 results.json, never followed or read to the end."""
-    from memlab.grading.grade import MAX_NOTEBOOK_BYTES
+    from memlab.grading.inputs import MAX_NOTEBOOK_BYTES
     nb, out = tmp_path / "01_executor.ipynb", tmp_path / "results.json"
     if target == "fifo":
         os.mkfifo(nb)
