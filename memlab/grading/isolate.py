@@ -97,6 +97,14 @@ def probe_user() -> tuple[int, int]:
         return 65534, 65534
 
 
+def lock_path(slot: int, name: str) -> str:
+    """The lock file of the grading user *name* of *slot*: one per user ('nobody', the fallback,
+    is shared: its runs take turns); whoever holds it (``flock``) is the only grade of that user."""
+    lock = LOCK if slot == 0 or name == "nobody" else LOCK.replace(".lock", f"-{int(slot)}.lock")
+    return lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
+                                                                 os.path.basename(lock))
+
+
 #: How to give the grading user an interpreter it can run (said when it cannot).
 VENV_HINT = ("make the grading environment from a system Python that other users can read, e.g. "
              "`/usr/bin/python3 -m venv /opt/memlab-venv && /opt/memlab-venv/bin/pip install -r "
@@ -282,11 +290,7 @@ class Sandbox:
         self.view = True
 
     def _take_lock(self, name: str) -> None:
-        """One lock per grading user ('nobody', the fallback, is shared: its runs take turns)."""
-        lock = LOCK if self.slot == 0 or name == "nobody" else \
-            LOCK.replace(".lock", f"-{int(self.slot)}.lock")
-        self._lock = open(lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
-                          os.path.basename(lock)), "a")
+        self._lock = open(lock_path(self.slot, name), "a")
         fcntl.flock(self._lock, fcntl.LOCK_EX)
 
     def _enter(self) -> "Sandbox":
