@@ -398,6 +398,14 @@ def test_trial2_a_silent_connection_costs_nothing(mode, tmp_path):
     import threading
     stop, seen = threading.Event(), []
 
+    def dribble(s):
+        """One byte a second until the test ends or the grader closes the connection."""
+        try:
+            while not stop.wait(1):
+                s.send(b"0")
+        except OSError:                  # closed by the grader: what it should do
+            pass
+
     def pester():
         while not stop.is_set():
             for p in glob.glob("/tmp/memlab-*/calls-*.sock"):
@@ -407,8 +415,7 @@ def test_trial2_a_silent_connection_costs_nothing(mode, tmp_path):
                 try:
                     s = socket.socket(socket.AF_UNIX)
                     s.connect(p)
-                    threading.Thread(target=lambda s=s: [time.sleep(1) or s.send(b"0") for _ in range(60)
-                                                         if not stop.is_set()], daemon=True).start()
+                    threading.Thread(target=dribble, args=(s,), daemon=True).start()
                 except OSError:
                     pass
             time.sleep(0.01)
