@@ -25,7 +25,8 @@ class TagLayout:
     out one after another in the order of their tags, each starting at a multiple of the planner's
     :data:`~memlab.memory.plan.ALIGN` bytes (exercise 03's ``TagPlan``, lecture 7 p.22)."""
 
-    def __init__(self, outputs, order, storage, storage_bytes, inplace: bool = True):
+    def __init__(self, outputs: Sequence[Node], order: Sequence[Node], storage: dict,
+                 storage_bytes: dict, inplace: bool = True) -> None:
         self.outputs, self.order = list(outputs), list(order)
         self.storage, self.storage_bytes, self.inplace = dict(storage), dict(storage_bytes), inplace
         start, pos = {}, 0

@@ -26,7 +26,8 @@ class PlainDataError(MemlabError, ValueError):
 
 @dataclass(frozen=True)
 class Codec:
-    """How one kind of structure crosses: its exact *types*, *to_plain(obj)* and *from_plain(data)*."""
+    """How one kind of structure crosses: its exact *types*, *to_plain(obj)* and
+    *from_plain(data)*."""
     kind: str
     types: tuple[type, ...]
     to_plain: Callable[[Any], Any]

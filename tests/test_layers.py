@@ -78,10 +78,11 @@ LIBRARY_SEAM = {"memlab", "memlab.errors", "memlab.plaindata", "memlab.testing"}
 #: side (one module, loaded into the student's kernel) and the wire format import nothing of the
 #: grader; the judge only the kernel side's server (for trial runs), the wire format and its policy.
 WIRE = {"codec", "frames", "text"}
-GRADING_SEAMS = {"callserver": WIRE | {"watch", "arming"}, "watch": set(), "arming": set(), "codec": set(), "frames": {"codec"}, "text": set(),
+GRADING_SEAMS = {"callserver": WIRE | {"watch", "arming"}, "watch": set(), "arming": set(),
+                 "codec": set(), "frames": {"codec"}, "text": set(),
                  "judge": WIRE | {"callserver", "policy", "verdicts"}, "policy": {"text"},
                  "verdicts": {"text"}}
-KERNEL_SIDE = {"callserver", "watch", "arming", "judge"}           # never imported by the grader's own modules
+KERNEL_SIDE = {"callserver", "watch", "arming", "judge"}   # never imported by the grader's modules
 
 
 def violations(path: Path, text: str | None = None) -> set[str]:

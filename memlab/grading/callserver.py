@@ -1,16 +1,18 @@
-"""The kernel side of grading: the one module the grader loads into the student's kernel.
+"""The kernel side of grading: the module the grader loads into the student's kernel.
 
 Two entry points.  :func:`start` runs before the first student cell: it lowers the kernel's resource
 limits, makes ``exit()`` and ``quit()`` harmless, refuses the exercise's ``forbid`` list while the
 student's cells run, and records what it will report as tampering.  After the student's cells ran,
 the grader runs :func:`serve` in the kernel: it connects to the grader's Unix socket (in a
 directory only this grade's user can enter; the grader checks the peer's uid), presents the grade's
-token, reports what was tampered with as plain data, and answers requests until told to stop.  A request names an answer (a name in the notebook's namespace, or a method of an object
-an earlier call returned), its arguments as plain data (:mod:`.codec`; graphs as node records,
+token, reports what was tampered with as plain data, and answers requests until told to stop.
+A request names an answer (a name in the notebook's namespace, or a method of an object an
+earlier call returned), its arguments as plain data (:mod:`.codec`; graphs as node records,
 rebuilt with memlab's constructors by the graph's codec in :mod:`memlab.plaindata`) and the library
-functions refused during the call (:func:`memlab.testing.forbid`).  The reply is the result as
-plain data: nodes the request sent come back as their keys, new nodes as records, and any object
-that is not plain stays here behind a handle (its methods and attributes are served too).
+functions refused during the call (:func:`memlab.testing.forbid`, armed by :mod:`.arming`).
+The reply is the result as plain data: nodes the request sent come back as their keys, new nodes
+as records, and any object that is not plain stays here behind a handle (its methods and
+attributes are served too).
 
 Nothing here decides anything: this runs in the student's process, which can change all of it.  The
 verdict is the judge's (:mod:`.judge`), computed from these replies in a process no student code
