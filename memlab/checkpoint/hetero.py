@@ -307,7 +307,7 @@ def compare_with_homogeneous(chain: HeteroChain, budgets: Sequence[int]) -> list
     each replayed on ``chain`` with its real sizes and costs. ``homogeneous`` and ``which`` are the
     fastest of them; ``fitting`` lists every one that fits, as ``(forward time, name)``, fastest
     first."""
-    from .strategies import optimal, recompute_all, revolve, sqrt_schedule  # the same package
+    from .chain_strategies import optimal, recompute_all, revolve, sqrt_schedule  # the same package
 
     l = chain.l
     # named so as not to be confused with the heterogeneous optimum: lesson 07's optimum for M slots
