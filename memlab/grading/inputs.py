@@ -1,7 +1,8 @@
-"""A grade's inputs, read before any student code runs: the submission (a regular file, never
-followed through a link, at most :data:`MAX_NOTEBOOK_BYTES`), the solution the caller names (never
-looked for) and the checks between them (the notebook's metadata must name the solution's
-assignment).
+"""A grade's inputs, read and checked before any student code runs.
+
+The submission is a regular file, never followed through a link, of at most
+:data:`MAX_NOTEBOOK_BYTES`; the solution is the one the caller names (never looked for); the
+notebook's metadata must name the solution's assignment.
 """
 from __future__ import annotations
 
