@@ -76,7 +76,8 @@ def _mathml(self, node):
 
 def _tight_scripts(markup):
     """MathML whose operators in a sub- or superscript have no space around them, as TeX sets
-    them (the TeXbook, ch. 18: no space around a binary operator in a script): ``x_{i+1}``."""
+    them (the TeXbook, ch. 18, the table of spacing between atoms: an operator's or a relation's
+    space only in display and text styles): ``x_{i+1}`` reads as one subscript."""
     import xml.etree.ElementTree as ET
     ns = "{http://www.w3.org/1998/Math/MathML}"
     ET.register_namespace("", ns[1:-1])

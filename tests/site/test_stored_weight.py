@@ -83,10 +83,11 @@ def _stepper_and_bar() -> nbformat.NotebookNode:
     }
     view = lambda m: {ex.VIEW: {"model_id": m, "version_major": 2, "version_minor": 0}}
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("s", outputs=[nbformat.v4.new_output(
-                    "display_data", data={**view("box"), MIME: {"frames": []}, "text/plain": "S"})]),
-                nbformat.v4.new_code_cell("b", outputs=[nbformat.v4.new_output(
-                    "display_data", data={**view("bar"), "text/plain": "IntProgress(value=0)"})])]
+    shown = lambda data: nbformat.v4.new_output("display_data", data=data)
+    nb.cells = [nbformat.v4.new_code_cell("s", outputs=[shown(
+                    {**view("box"), MIME: {"frames": []}, "text/plain": "S"})]),
+                nbformat.v4.new_code_cell("b", outputs=[shown(
+                    {**view("bar"), "text/plain": "IntProgress(value=0)"})])]
     nb.metadata["widgets"] = {ex.STATE: {"state": state, "version_major": 2, "version_minor": 0}}
     return nb
 
