@@ -219,6 +219,35 @@ def test_page_stays_inside_the_site_without_errors(browser, server, path):
         page.close()
 
 
+@pytest.mark.browser
+def test_the_shown_sidebar_buttons_open_and_hide_the_sidebars(browser, server):
+    """On a narrow screen the navigation and the contents open as dialogs from the buttons shown;
+    on a wide one the navigation button hides the navigation."""
+    path = urljoin(server, f"lessons/{built_lessons()[-1].stem}.html")
+    state = ("() => [document.getElementById('pst-primary-sidebar-modal').open, "
+             "document.getElementById('pst-secondary-sidebar-modal').open, "
+             "document.getElementById('pst-primary-sidebar').classList.contains("
+             "'pst-sidebar-hidden')]")
+    narrow = browser.new_page(viewport={"width": 500, "height": 900})
+    wide = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        narrow.goto(path, wait_until="networkidle")
+        assert narrow.evaluate(state) == [False, False, False]
+        narrow.locator(".primary-toggle:visible").first.click()
+        narrow.wait_for_function("() => document.getElementById('pst-primary-sidebar-modal').open")
+        narrow.keyboard.press("Escape")
+        narrow.locator(".secondary-toggle:visible").first.click()
+        narrow.wait_for_function("() => document.getElementById('pst-secondary-sidebar-modal').open")
+        wide.goto(path, wait_until="networkidle")
+        assert wide.evaluate(state) == [False, False, False]
+        wide.locator(".primary-toggle:visible").first.click()
+        wide.wait_for_timeout(300)
+        assert wide.evaluate(state) == [False, False, True]
+    finally:
+        narrow.close()
+        wide.close()
+
+
 _LIBRARY_FRAMES = r"""
 import json, os, sys, nbformat
 from html.parser import HTMLParser
