@@ -25,7 +25,7 @@ html_theme = "sphinx_book_theme"
 html_title = "memlab: how deep-learning and task-graph systems save memory"
 html_static_path = ["_static"]
 html_css_files = ["memlab.css"]
-html_js_files = ["memlab.js"]
+html_js_files = ["memlab.js"]   # the sidebar buttons shown reach the theme (see the file)
 html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": False,   # exercises have their own download link
