@@ -29,6 +29,7 @@ from typing import Any
 import nbformat
 
 from memlab.viz.flipbook import flipbook_from_data
+from site_assets import slim
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE_CONF = ROOT / "docs" / "site"
@@ -325,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {stem}: {replayed} widget(s) replayed on the page"
                   + (f", {missing} live only in JupyterLab" if missing else ""))
     if rc == 0:
+        slim(out)
         size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
         print(f"site: {len(staged['lessons'])} lessons, {len(staged['exercises'])} exercises, "
               f"{len(staged['names'])} API entries -> {out} ({size / 1e6:.1f} MB, "

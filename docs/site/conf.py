@@ -3,11 +3,11 @@
 MyST-NB renders the stored lesson notebooks without executing them. Widgets show
 their static flipbook (the ``text/html`` each memlab stepper and slider carries)
 instead of the widget view, so the site needs no kernel and loads no script
-from outside: no ipywidgets bundle, MathJax served from the site itself.
+from outside: no ipywidgets bundle, no math script (formulas are MathML). What a page
+loads is then cut to what it uses (scripts/site_assets.py, after the build).
 """
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -15,21 +15,17 @@ sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
 project = "memlab"
 author = "the memlab authors"
 copyright = "memlab authors; slides and notes credited on each page"
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax"]
-# MathJax from the site itself: the copy the sphinx-mathjax-offline package ships (copied at the
-# end of the build, less what no page loads; see _mathjax below). Its own extension would make
-# Sphinx read the pages one at a time.
-# Only the components the pages need (TeX input with AMS, HTML output): a third less than the
-# tex-chtml.js bundle, which also carries what no page here uses.
-mathjax_path = "mathjax/startup.js"
-mathjax3_config = {"loader": {"load": ["input/tex-base", "[tex]/ams", "[tex]/newcommand",
-                                       "[tex]/noundefined", "output/chtml"]},
-                   "tex": {"packages": {"[+]": ["ams", "newcommand", "noundefined"]}}}
+extensions = ["myst_nb", "sphinx.ext.autodoc"]
+# Formulas as MathML, written when the site is built (latex2mathml): browsers draw MathML
+# themselves, so a page loads no math script (MathJax's smallest set of components weighed
+# 0.8 MB, more than most pages' text and pictures together).
+html_math_renderer = "mathml"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "downloads"]
 html_theme = "sphinx_book_theme"
 html_title = "memlab: how deep-learning and task-graph systems save memory"
 html_static_path = ["_static"]
 html_css_files = ["memlab.css"]
+html_js_files = ["memlab.js"]   # the sidebar buttons shown reach the theme (see the file)
 html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": False,   # exercises have their own download link
@@ -69,52 +65,33 @@ def _used_in(app, what, name, obj, options, lines):
         lines.extend(["", f"**Used in:** {refs}"])
 
 
-# MathJax as vendored, less what a page never loads here (other bundles, SVG output, speech).
-_MATHJAX_UNUSED = ["sre", "output/svg", "output/svg.js", "node-main.js", "tex-svg.js",
-                   "tex-svg-full.js", "tex-mml-svg.js", "tex-mml-chtml.js", "mml-svg.js",
-                   "mml-chtml.js", "tex-chtml-full.js", "tex-chtml-full-speech.js",
-                   "tex-chtml.js"]
+def _mathml(self, node):
+    """Write a formula (a ``math`` or ``math_block`` node) as MathML."""
+    from docutils import nodes
+    from latex2mathml.converter import convert
+    block = isinstance(node, nodes.math_block)
+    markup = _tight_scripts(convert(node.astext(), display="block" if block else "inline"))
+    self.body.append(f'<div class="math">{markup}</div>' if block else markup)
+    raise nodes.SkipNode
 
 
-def _mathjax(app, exc):
-    import importlib.util
-    import shutil
-    if exc is not None:
-        return
-    spec = importlib.util.find_spec("sphinx-mathjax-offline")
-    source = os.path.join(os.path.dirname(spec.origin), "static", "mathjax")
-    root = os.path.join(app.outdir, "_static", "mathjax")
-    shutil.copytree(source, root, dirs_exist_ok=True)
-    for rel in _MATHJAX_UNUSED:
-        path = os.path.join(root, rel)
-        if os.path.isdir(path):
-            shutil.rmtree(path)
-        elif os.path.exists(path):
-            os.remove(path)
-
-
-# The theme's icons come from Font Awesome's whole script (1.5 MB, more than a lesson page); the
-# few it shows here are drawn with characters instead (_static/memlab.css, .fa-* rules).
-_FONTAWESOME = re.compile(r'<script[^>]*fontawesome\.js[^>]*>\s*</script>\s*')
-
-
-def _no_fontawesome(app, exc):
-    if exc is not None:
-        return
-    for folder, _, files in os.walk(app.outdir):
-        for name in files:
-            path = os.path.join(folder, name)
-            if name.endswith(".html"):
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-                if "fontawesome" in text:
-                    with open(path, "w", encoding="utf-8") as f:
-                        f.write(_FONTAWESOME.sub("", text))
-            elif name.startswith("fontawesome") and name.endswith((".js", ".js.map", ".txt")):
-                os.remove(path)
+def _tight_scripts(markup):
+    """MathML whose operators in a sub- or superscript have no space around them, as TeX sets
+    them (the TeXbook, ch. 18, the table of spacing between atoms: an operator's or a relation's
+    space only in display and text styles): ``x_{i+1}`` reads as one subscript."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/1998/Math/MathML}"
+    ET.register_namespace("", ns[1:-1])
+    root = ET.fromstring(markup)
+    for script in root.iter():
+        if script.tag in (ns + "msub", ns + "msup", ns + "msubsup"):
+            for part in list(script)[1:]:
+                for mo in part.iter(ns + "mo"):
+                    mo.set("lspace", mo.get("lspace", "0"))
+                    mo.set("rspace", mo.get("rspace", "0"))
+    return ET.tostring(root, encoding="unicode")
 
 
 def setup(app):
     app.connect("autodoc-process-docstring", _used_in)
-    app.connect("build-finished", _mathjax)
-    app.connect("build-finished", _no_fontawesome)
+    app.add_html_math_renderer("mathml", (_mathml, None), (_mathml, None))

@@ -10,6 +10,9 @@ import pytest
 from memlab.grading.judge import run_local
 
 ROOT = Path(__file__).resolve().parents[2]
+if not (ROOT / "solutions").is_dir():     # read as the module loads, so skipped here, not later
+    pytest.skip("needs the instructors' solutions/, which a student copy of the course "
+                "(memlab release) leaves out", allow_module_level=True)
 NB = nbformat.read(ROOT / "solutions" / "02_pool.ipynb", as_version=4)
 CELLS = {c.metadata.get("memlab", {}).get("id"): c for c in NB.cells}
 HIDDEN = CELLS["q4_segments_tests"].source.partition("### BEGIN HIDDEN TESTS")[2] \
