@@ -97,7 +97,7 @@ def chain_graph(l: int, phase: int = 3) -> graphviz.Digraph:
 
 def chain_graph_frames(l: int) -> list[Frame]:
     """The slides' three frames of the task graph, one :class:`Frame` each."""
-    return [Frame(chain_graph(l, k + 1), f"{k + 1}/3: {what}")
+    return [Frame(chain_graph(l, k + 1), what)
             for k, what in enumerate(CHAIN_PHASES)]
 
 
