@@ -3,6 +3,8 @@
 The package follows the course's parts, each layer importing only the ones below it:
 
 * :mod:`memlab.errors` -- the errors every layer raises;
+* :mod:`memlab.plaindata` -- the registry where structures put their plain-data codecs (what the
+  grader's judge and the kernel exchange);
 * :mod:`memlab.graph` -- nodes, ops and autodiff by extending the graph (lecture 7, p.5-13, p.26);
 * :mod:`memlab.memory` -- pools, liveness, the tag planner, offsets, colouring, a verifier (p.14-25);
 * :mod:`memlab.cuda` -- Numba CUDA kernels and device memory (imported only when asked for:
@@ -12,6 +14,7 @@ The package follows the course's parts, each layer importing only the ones below
   Revolve, heterogeneous chains, several memory levels, parallel memory models (p.30-37, seed 002);
 * :mod:`memlab.models` -- the model zoo and the slides' comparisons (p.22-23, p.28-29, p.35-36);
 * :mod:`memlab.scheduling` -- task graphs and trees (seed 002), apart from the op graph;
+* :mod:`memlab.exercise_helpers` -- helpers the exercises hand students (``TagLayout``, random graphs);
 * :mod:`memlab.testing` -- checks shared by the tests and the exercises' hidden tests;
 * :mod:`memlab.viz` (drawings, widgets) and :mod:`memlab.grading` (the grader) on top.
 
