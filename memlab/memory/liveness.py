@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import CycleError, PlanError
 from ..graph import Node, as_list, check_order
+from ..graph.node import Op
 
 
 def distinct_inputs(node: Node) -> Sequence[Node]:
@@ -41,6 +42,14 @@ def distinct_inputs(node: Node) -> Sequence[Node]:
     if len(inputs) == 2:
         return inputs if inputs[0] is not inputs[1] else inputs[:1]
     return tuple(dict.fromkeys(inputs))
+
+
+def _workspace(node: Node) -> int:
+    """``node.op.workspace(node)``, read from ``node.attrs`` without the call when the op keeps
+    :class:`~memlab.graph.node.Op`'s rule (a graph of 1e5 nodes asks it 1e5 times)."""
+    if type(node.op).workspace is Op.workspace:
+        return node.attrs.get("workspace", 0) if node.attrs else 0
+    return node.op.workspace(node)
 
 
 class IndexedGraph:
@@ -74,10 +83,17 @@ class IndexedGraph:
                     stack.pop()
                     state[node] = len(nodes)
                     nodes.append(node)
-                    ins.append([state[x] for x in distinct_inputs(node)])
+                    xs = node.inputs         # distinct_inputs, on indices (inlined: once a node)
+                    if len(xs) == 1:
+                        ins.append([state[xs[0]]])
+                    elif len(xs) == 2:
+                        a, b = state[xs[0]], state[xs[1]]
+                        ins.append([a] if a == b else [a, b])
+                    else:
+                        ins.append(list(dict.fromkeys([state[x] for x in xs])))
         self.nodes, self.index, self.ins = nodes, state, ins
         self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
-        self.work = [n.op.workspace(n) if n.op.computes else 0 for n in nodes]
+        self.work = [_workspace(n) if n.op.computes else 0 for n in nodes]
         self.outs = list(dict.fromkeys(state[o] for o in outs))
         self._readers: list[list[int]] | None = None
         self._edges: tuple[np.ndarray, np.ndarray] | None = None
@@ -122,7 +138,8 @@ class IndexedGraph:
         (:func:`inplace_candidates`), as indices."""
         c = self._candidates.get(i)
         if c is None:
-            c = self._candidates[i] = self.positions(inplace_candidates(self.nodes[i]))
+            index = self.index
+            c = self._candidates[i] = [index[x] for x in inplace_candidates(self.nodes[i])]
         return c
 
     def partner(self, i: int, step: int, last: Sequence[int],
@@ -312,12 +329,13 @@ def inplace_candidates(node: Node) -> list[Node]:
     """The computed inputs ``node`` may write its output over if it is their last reader: in the
     positions ``node.op.inplace(node)`` allows, of ``node``'s bytes (each once). The rule of
     :meth:`IndexedGraph.partner`, before knowing which inputs die at ``node``."""
-    found: dict[Node, None] = {}
+    found: list[Node] = []
+    inputs, nbytes = node.inputs, node.nbytes
     for i in node.op.inplace(node):
-        x = node.inputs[i]
-        if x.op.computes and x.nbytes == node.nbytes:
-            found.setdefault(x, None)
-    return list(found)
+        x = inputs[i]
+        if x.nbytes == nbytes and x.op.computes and x not in found:
+            found.append(x)
+    return found
 
 
 def inplace_clusters(liveness: Liveness, inplace: bool = True) -> list[list[Node]]:

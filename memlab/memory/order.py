@@ -199,27 +199,30 @@ def _greedy(graph: IndexedGraph) -> list[int]:
     """Of the ready ops, run the one whose step changes the bytes held the least (its output, less
     the inputs it is the last to read); ties to the depth-first position. Each op's score is set
     when it gets ready and lowered (a new heap entry; the stale one is skipped) when an input's
-    other readers have all run. Plain integer loops over the graph's index lists."""
+    other readers have all run. Plain integer loops over the graph's index lists; a heap entry is
+    the one integer ``score * V + node`` (``V`` nodes), which orders as ``(score, node)``."""
     ins, size, readers = graph.ins, graph.size, graph.readers
+    v = len(ins)
     left = [len(r) for r in readers]                        # readers yet to run
     waiting = [len(xs) for xs in ins]                       # inputs yet to run
     frees = size[:]                                         # bytes freed after the last reader
     for o in graph.outs:
         frees[o] = 0
-    score: list[int | None] = [None] * len(ins)             # a ready op's score, else None
+    entry: list[int | None] = [None] * v                    # a ready op's heap entry, else None
     heap = []
     for i, w in enumerate(waiting):
         if not w:
-            score[i] = size[i]
-            heap.append((size[i], i))
+            entry[i] = e = size[i] * v + i
+            heap.append(e)
     heapify(heap)
     order: list[int] = []
     append = order.append
     while heap:
-        s, n = heappop(heap)
-        if score[n] != s:
+        e = heappop(heap)
+        n = e % v
+        if entry[n] != e:
             continue                                        # run already, or a stale score
-        score[n] = None
+        entry[n] = None
         append(n)
         for x in ins[n]:
             k = left[x] = left[x] - 1
@@ -227,10 +230,10 @@ def _greedy(graph: IndexedGraph) -> list[int]:
                 for r in readers[x]:
                     if waiting[r]:
                         break                               # not ready yet: scored when it is
-                    t = score[r]
+                    t = entry[r]
                     if t is not None:
-                        t = score[r] = t - frees[x]
-                        heappush(heap, (t, r))
+                        t = entry[r] = t - frees[x] * v
+                        heappush(heap, t)
                         break
         for r in readers[n]:
             w = waiting[r] = waiting[r] - 1
@@ -239,8 +242,8 @@ def _greedy(graph: IndexedGraph) -> list[int]:
                 for x in ins[r]:
                     if left[x] == 1:
                         t -= frees[x]
-                score[r] = t
-                heappush(heap, (t, r))
+                entry[r] = t = t * v + r
+                heappush(heap, t)
     return order
 
 
@@ -254,15 +257,14 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     the creation id and the gradient of the node it rebuilds."""
     nodes, ins = graph.nodes, graph.ins
     v = len(nodes)
-    origin = [rebuilt_from(n) for n in nodes]
+    origin = list(map(rebuilt_from, nodes))
     ids = [o.id for o in origin]
-    version = dict(zip(origin, range(v)))                  # original -> its index here
+    version = dict(zip(origin, range(v))).get              # original -> its index here
     grad_of = [-1] * v                                      # a gradient -> its value's id
     seeds = False
-    for i, o in enumerate(origin):
-        a = adjoint_of(o)
+    for i, a in enumerate(map(adjoint_of, origin)):
         if a is not None:
-            k = version.get(a)
+            k = version(a)
             if k is not None:
                 grad_of[k] = nodes[i].id
                 seeds = True
@@ -299,13 +301,18 @@ def _autograd(graph: IndexedGraph) -> list[int]:
 
 def _by_key(graph: IndexedGraph, key: list[tuple[int, int, int]]) -> list[int]:
     """The topological order that runs, at each step, the ready node of least ``key`` (ties to the
-    depth-first position): a Kahn sort whose heap holds each node's rank in that sort order."""
+    depth-first position): a Kahn sort whose heap holds each node's rank in that sort order. When
+    every node ranks after its inputs, the least unrun node is always ready, and that order is
+    the sorted one itself (the autograd key on a training graph: no heap needed)."""
     n = len(key)
     by_rank = sorted(range(n), key=key.__getitem__)        # stable: ties keep depth-first order
     rank = [0] * n
     for r, i in enumerate(by_rank):
         rank[i] = r
-    waiting = [len(xs) for xs in graph.ins]
+    ins = graph.ins
+    if all(rank[x] < r for r, xs in zip(rank, ins) for x in xs):
+        return by_rank
+    waiting = [len(xs) for xs in ins]
     readers = graph.readers
     heap = [rank[i] for i in range(n) if not waiting[i]]
     heapify(heap)
