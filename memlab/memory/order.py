@@ -270,24 +270,28 @@ def _autograd(graph: IndexedGraph) -> list[int]:
                 seeds = True
     if not seeds:
         return _by_key(graph, [(0, 0, i) for i in ids])
-    group = [-1] * v                                        # a backward op's group, else -1
+    none = 1 << 62                                          # no group: a forward node
+    group = [none] * v                                      # a backward op's group
+    inherit = [none] * v                                    # what a reader's group takes from it
     for i, xs in enumerate(ins):
-        g = -1
-        for x in xs:
-            h = grad_of[x] if grad_of[x] >= 0 else group[x]
-            if h >= 0 and (g < 0 or h < g):
-                g = h
-        if g < 0:
+        if len(xs) == 1:
+            g = inherit[xs[0]]
+        elif xs:
+            g = min([inherit[x] for x in xs])
+        else:
+            g = none
+        if g == none and grad_of[i] >= 0:
             g = grad_of[i]                                  # the seed of the backward pass
         group[i] = g
+        inherit[i] = grad_of[i] if grad_of[i] >= 0 else g
     first_reader = [-1] * v
     forward_read = bytearray(v)
     for o in graph.outs:
         forward_read[o] = 1
     for i in range(v - 1, -1, -1):
         g = group[i]
-        if g < 0:
-            if nodes[i].op.computes and not forward_read[i] and first_reader[i] >= 0:
+        if g == none:
+            if first_reader[i] >= 0 and not forward_read[i] and nodes[i].op.computes:
                 g = group[i] = first_reader[i]              # made for the backward pass
             else:
                 for x in ins[i]:
@@ -296,10 +300,12 @@ def _autograd(graph: IndexedGraph) -> list[int]:
         for x in ins[i]:
             if first_reader[x] < g:
                 first_reader[x] = g
-    return _by_key(graph, [(1, -g, k) if g >= 0 else (0, 0, k) for g, k in zip(group, ids)])
+    span = max(ids) + 1                                     # (forward first, -group, id) as one int
+    top = (max(g for g in group if g != none) + 1) * span
+    return _by_key(graph, [k if g == none else top - g * span + k for g, k in zip(group, ids)])
 
 
-def _by_key(graph: IndexedGraph, key: list[tuple[int, int, int]]) -> list[int]:
+def _by_key(graph: IndexedGraph, key: list[int] | list[tuple[int, int, int]]) -> list[int]:
     """The topological order that runs, at each step, the ready node of least ``key`` (ties to the
     depth-first position): a Kahn sort whose heap holds each node's rank in that sort order. When
     every node ranks after its inputs, the least unrun node is always ready, and that order is
