@@ -12,7 +12,7 @@ solver and report:
 * an op's **workspace** (:mod:`memlab.graph.workspace`, scratch such as cuDNN's) is alive during
   its own step only;
 * **in place** (p.19-20): when an op is the last reader of an input it may overwrite, of its own
-  size (:meth:`IndexedGraph.partner`), the two may share one block, and the bytes of that step
+  size (:meth:`IndexedGraph.partners`), the two may share one block, and the bytes of that step
   count it once.
 
 :class:`IndexedGraph` holds a graph on integers (one depth-first walk); :meth:`IndexedGraph.steps`
@@ -123,8 +123,9 @@ class IndexedGraph:
         ``len(order)`` for an output (kept to the end)."""
         v = len(self.nodes)
         if self._edges is None:
-            self._edges = (np.array(list(chain.from_iterable(self.ins)), np.int64),
-                           np.repeat(np.arange(v), [len(xs) for xs in self.ins]))
+            counts = np.fromiter(map(len, self.ins), np.int64, v)
+            self._edges = (np.fromiter(chain.from_iterable(self.ins), np.int64, int(counts.sum())),
+                           np.repeat(np.arange(v), counts))
         src, dst = self._edges
         first = np.empty(v, np.int64)
         first[np.asarray(order, np.int64)] = np.arange(v)
@@ -144,28 +145,44 @@ class IndexedGraph:
 
     def partner(self, i: int, step: int, last: Sequence[int],
                 accept: Callable[[int, int], bool] | None = None) -> int:
-        """The input op ``i`` writes its output over at ``step`` (p.19-20), or -1: the first of its
-        :meth:`candidates` whose last reader (``last``: steps, :meth:`steps`) is this step, so
-        never an output (kept to the end) nor a value read again later; ``accept(i, x)`` may
-        refuse a candidate ``x`` (colours, p.24). The op is asked only when some input of its
-        size dies here (on a big graph, most steps have none)."""
-        size = self.size
-        s = size[i]
-        for x in self.ins[i]:
-            if last[x] == step and size[x] == s:
-                break
-        else:
-            return -1
-        for x in self.candidates(i):
-            if last[x] == step and (accept is None or accept(i, x)):
-                return x
-        return -1
+        """The input op ``i`` writes its output over at ``step`` (p.19-20), or -1 (the rule of
+        :meth:`partners`, at one step)."""
+        return self.partners([i], last, accept, step)[0]
+
+    def partners(self, order: Sequence[int], last: Sequence[int],
+                 accept: Callable[[int, int], bool] | None = None, start: int = 0) -> list[int]:
+        """For each step of ``order`` (numbered from ``start``), the input its op writes its output
+        over (p.19-20), or -1: the first of the op's :meth:`candidates` whose last reader
+        (``last``: steps, :meth:`steps`) is this step, so never an output (kept to the end) nor
+        a value read again later; ``accept(i, x)`` may refuse a candidate ``x`` of op ``i``
+        (colours, p.24). A given value (0 bytes) has none. The candidates are looked up only at
+        a step where some input of the op's size dies (on a big graph, most steps have none)."""
+        size, ins, found = self.size, self.ins, self._candidates
+        out = [-1] * len(order)
+        for k, i in enumerate(order):
+            s = size[i]
+            if not s:
+                continue
+            step = start + k
+            for x in ins[i]:
+                if last[x] == step and size[x] == s:
+                    break
+            else:
+                continue
+            c = found.get(i)
+            if c is None:
+                c = self.candidates(i)
+            for x in c:
+                if last[x] == step and (accept is None or accept(i, x)):
+                    out[k] = x
+                    break
+        return out
 
     def step_bytes(self, order: Sequence[int], inplace: bool = False) -> np.ndarray:
         """**The rule**: bytes alive at each step ``0 .. len(order)`` of ``order`` (the last entry:
         the outputs kept to the end): every computed value from its step to its last reader's,
         each op's workspace at its step, and, with ``inplace``, an input the op writes over
-        (:meth:`partner`) counted once with its output at that step (p.20). Its maximum is the
+        (:meth:`partners`) counted once with its output at that step (p.20). Its maximum is the
         order's peak (seed 002, "Sequential problem")."""
         first, last = self.steps(order)
         v = len(self.nodes)
@@ -173,12 +190,10 @@ class IndexedGraph:
         if any(self.work):
             np.add.at(curve, first, np.asarray(self.work, np.int64))
         if inplace:
-            last_l, size, partner = last.tolist(), self.size, self.partner
-            for step, i in enumerate(order):
-                if size[i]:
-                    x = partner(i, step, last_l)
-                    if x >= 0:
-                        curve[step] -= size[x]
+            size = self.size
+            for step, x in enumerate(self.partners(order, last.tolist())):
+                if x >= 0:
+                    curve[step] -= size[x]
         return curve
 
     def peak(self, order: Sequence[int], inplace: bool = False) -> int:
@@ -248,16 +263,16 @@ class Liveness:
 
     def clusters(self, inplace: bool = True) -> list[list[int]]:
         """Computed values (indices) grouped into in-place chains (p.19), in order: each op
-        joins the chain of the input it writes over (:meth:`IndexedGraph.partner`) when that
+        joins the chain of the input it writes over (:meth:`IndexedGraph.partners`) when that
         input ends its chain. Each chain can live in one block."""
-        g, last = self.graph, self.last_step
-        size, partner = g.size, g.partner
+        g, order = self.graph, self.indices
+        size = g.size
+        partners = g.partners(order, self.last_step) if inplace else [-1] * len(order)
         chain_of: dict[int, int] = {}
         chains: list[list[int]] = []
-        for step, i in enumerate(self.indices):
+        for i, x in zip(order, partners):
             if not size[i]:
                 continue
-            x = partner(i, step, last) if inplace else -1
             if x >= 0 and chains[chain_of[x]][-1] == x:
                 chain_of[i] = chain_of[x]
                 chains[chain_of[x]].append(i)
@@ -328,10 +343,13 @@ def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tupl
 def inplace_candidates(node: Node) -> list[Node]:
     """The computed inputs ``node`` may write its output over if it is their last reader: in the
     positions ``node.op.inplace(node)`` allows, of ``node``'s bytes (each once). The rule of
-    :meth:`IndexedGraph.partner`, before knowing which inputs die at ``node``."""
+    :meth:`IndexedGraph.partners`, before knowing which inputs die at ``node``."""
+    op = node.op
+    if type(op).inplace is Op.inplace:
+        return []                                # the op keeps Op's rule: never in place
     found: list[Node] = []
     inputs, nbytes = node.inputs, node.nbytes
-    for i in node.op.inplace(node):
+    for i in op.inplace(node):
         x = inputs[i]
         if x.nbytes == nbytes and x.op.computes and x not in found:
             found.append(x)
