@@ -300,7 +300,7 @@ def _autograd(graph: IndexedGraph) -> list[int]:
         for x in ins[i]:
             if first_reader[x] < g:
                 first_reader[x] = g
-    span = max(ids) + 1                                     # (forward first, -group, id) as one int
+    span = max(ids) + 1                     # the key (forward first, -group, id) as one int
     top = (max(g for g in group if g != none) + 1) * span
     return _by_key(graph, [k if g == none else top - g * span + k for g, k in zip(group, ids)])
 
