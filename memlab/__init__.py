@@ -38,7 +38,7 @@ _graph_all = ["Node", "Op", "PLACEHOLDER", "CONSTANT", "placeholder", "constant"
               "pool", "conv", "accumulate", "layernorm", "gelu", "dropout", "bmatmul", "transpose",
               "causal_mask", "tiled_attention", "conv2d", "pool2d", "lrn", "batchnorm"]
 from .execute import Executor, RunStats, Step, Runner
-from .memory import (MemoryPool, plan_memory, MemoryPlan, PlanStep, plan_offsets, plan_tags_by_size,
+from .memory import (MemoryPool, plan_memory, TagPlan, PlanStep, plan_offsets, plan_tags_by_size,
                      live_bytes_lower_bound, OffsetPlan, check_plan, Plan, coloring, memory_order,
                      order_peak)
 from .scheduling import trees, taskgraph, listsched, mapping, Tree, TaskGraph
@@ -69,7 +69,7 @@ __all__ = ["MemlabError", "GraphError", "CycleError", "ShapeError", "UnknownOpEr
            "OutOfMemoryError",
            "graph", "ops", "memory", "execute", "checkpoint", "models", "scheduling", "testing",
            "Executor", "RunStats", "Step", "Runner",
-           "MemoryPool", "plan_memory", "MemoryPlan", "PlanStep", "plan_offsets", "plan_tags_by_size",
+           "MemoryPool", "plan_memory", "TagPlan", "PlanStep", "plan_offsets", "plan_tags_by_size",
            "live_bytes_lower_bound", "OffsetPlan", "check_plan", "Plan", "coloring", "memory_order",
            "order_peak", "trees", "taskgraph", "listsched", "mapping", "Tree", "TaskGraph",
            *_graph_all]

@@ -13,9 +13,6 @@ from pathlib import Path
 
 from .errors import GradingError
 
-#: Gradescope's visibility of a test's result (memlab.grading.results.VISIBILITIES, without importing it)
-VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
-
 
 def _positive(text: str) -> float:
     """An argparse type: a number of seconds > 0."""
@@ -79,6 +76,7 @@ def _limits(p: argparse.ArgumentParser, total: str | None = None, memory: str | 
                        help=f"memory of {memory}, in MB: for all its processes together where the "
                        "host offers a cgroup, else per process (default: 4096; 0: no limit; else >= 320)")
     if visibility:
+        from .grading.results import VISIBILITIES
         p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="visible",
                        help=f"{visibility} (default: visible)")
 

@@ -13,6 +13,9 @@ a student can act on:
 * :class:`check` splits a tests cell into parts worth their own points (partial credit, in the
   spirit of otter-grader's per-test-case points).
 
+The exercises' inputs (:func:`random_graph`, :class:`TagLayout`, :func:`all_paths`) are
+:mod:`memlab.exercise_helpers`' and exported here.
+
 Results are compared as plain numpy arrays of floats, so an object whose ``==`` always answers
 True proves nothing.
 """
@@ -27,6 +30,7 @@ from typing import Callable, Iterator, Mapping, Sequence, TypeVar
 import numpy as np
 
 from .execute import Executor
+from .exercise_helpers import TagLayout, all_paths, random_graph  # noqa: F401  (hidden tests' names)
 from .graph import Node, placeholder
 from .memory import Plan, check_plan
 
@@ -282,6 +286,19 @@ class _Refusals:
                 ext._LoaderBasics.exec_module, cls.hooked = cls.hooked, None
 
 
+def refuse_reloads() -> None:
+    """From now on, for this process's life, remember every module run from a file, so that a copy
+    of a refused function made by running the library's file again refuses too (the grading
+    kernel calls it before the student's first cell; :func:`forbid` alone keeps it only while a
+    refusal is in force)."""
+    _Refusals.hook(permanent=True)
+
+
+def own_code(fn: FunctionType) -> object:
+    """*fn*'s own code object, also while :func:`forbid` has swapped it for a refusal."""
+    return _Refusals.original.get(id(fn), fn.__code__)
+
+
 @contextmanager
 def forbid(*targets: str) -> Iterator[None]:
     """Within the block, the library functions named by ``targets`` (public names such as
@@ -371,62 +388,3 @@ def cuda_probe() -> Iterator[dict]:
     finally:
         sim_kernel.FakeCUDAKernel.__call__ = call
         sim_api.FakeCUDAShared.array = array
-
-
-# ------------------------------------------------------------------------------ exercise helpers
-# Hidden tests import these fresh in every tests cell, rather than trusting names of the notebook
-# that a student's cell could have redefined.
-
-class TagLayout:
-    """A tag plan in the form :func:`memlab.check_plan` and ``Executor(plan=...)`` read: storages laid
-    out one after another, each aligned to 64 bytes (exercise 03's ``TagPlan``, lecture p.22)."""
-
-    def __init__(self, outputs, order, storage, storage_bytes, inplace: bool = True):
-        self.outputs, self.order = list(outputs), list(order)
-        self.storage, self.storage_bytes, self.inplace = dict(storage), dict(storage_bytes), inplace
-        start, pos = {}, 0
-        for tag in sorted(self.storage_bytes):
-            start[tag] = pos
-            pos += -(-int(self.storage_bytes[tag]) // 64) * 64
-        self.offset = {n: start[t] for n, t in self.storage.items()}
-        self.total_bytes = pos
-        self.num_storages = len(self.storage_bytes)
-
-
-def random_graph(seed: int, n: int = 30, shape: Sequence[int] = (8, 8), branchy: bool = False) -> list[Node]:
-    """A random graph of *n* ops on values of one shape (the exercises' test graphs).
-
-    ``branchy=False`` (exercise 03): ops read the last six values, outputs are the last value and two
-    random ones.  ``branchy=True`` (exercise 04): ops read any value, every value nobody reads is an output.
-    """
-    from .graph import add, exp, matmul, mul, pool, relu, sigmoid, sub, tanh
-    rng = np.random.default_rng(seed)
-    nodes = [placeholder(f"in{i}", shape) for i in range(2 if branchy else 3)]
-    unary = [exp, sigmoid, relu, pool] if branchy else [exp, sigmoid, tanh, pool, relu]
-    binary = [add, mul] if branchy else [add, mul, matmul, sub]
-    for i in range(n):
-        def pick() -> Node:
-            lo = 0 if branchy else max(0, len(nodes) - 6)
-            return nodes[int(rng.integers(lo, len(nodes)))]
-        if rng.random() < (0.6 if branchy else 0.5):
-            nodes.append(unary[int(rng.integers(len(unary)))](pick(), name=f"v{i}"))
-        else:
-            nodes.append(binary[int(rng.integers(len(binary)))](pick(), pick(), name=f"v{i}"))
-    if branchy:
-        used = {id(x) for v in nodes for x in v.inputs}
-        return [v for v in nodes[2:] if id(v) not in used]
-    outs = [nodes[-1]] + [nodes[int(k)] for k in rng.integers(3, len(nodes) - 1, 2)]
-    return list({id(v): v for v in outs}.values())
-
-
-def all_paths(order: Sequence[Node]) -> Iterator[list[Node]]:
-    """Every path of the graph (lists of nodes, each an input of the next), by brute force."""
-    readers: dict[int, list[Node]] = {id(n): [] for n in order}
-    for n in order:
-        for x in {id(x): x for x in n.inputs}.values():
-            readers[id(x)].append(n)
-    stack = [[n] for n in order]
-    while stack:
-        p = stack.pop()
-        yield p
-        stack.extend(p + [r] for r in readers[id(p[-1])])

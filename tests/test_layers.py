@@ -1,7 +1,8 @@
 """Layers point one way (README, "Architecture"), read from the import statements themselves.
 
 Each subpackage of memlab imports only the layers below it; task graphs and trees depend only on
-the errors; the grader depends on no algorithm; no algorithm imports a drawing or widget library;
+the errors and the registry of plain-data codecs; the grader depends on no algorithm (it meets the
+library only at the errors, the registry and ``memlab.testing``'s grading seam); no algorithm imports a drawing or widget library;
 ``import memlab`` stays headless.
 """
 from __future__ import annotations
@@ -15,9 +16,11 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "memlab"
 #: The layers, lowest first: a module may import its own layer and any layer before it.
-LAYERS = ["errors", "graph", "memory", "cuda", "execute", "checkpoint", "models", "testing", "viz"]
+LAYERS = ["errors", "plaindata", "graph", "memory", "cuda", "execute", "checkpoint", "models",
+          "exercise_helpers", "testing", "viz"]
 #: Packages beside the stack, with everything they may import.
-BESIDE = {"scheduling": {"errors", "scheduling"}, "grading": {"errors", "grading"},
+BESIDE = {"scheduling": {"errors", "plaindata", "scheduling"},
+          "grading": {"errors", "plaindata", "grading"},
           "cli": {"errors", "cli", "grading"}, "__main__": {"cli"}, "__init__": None}
 DRAWING = {"matplotlib", "ipywidgets", "graphviz", "IPython"}
 
@@ -60,19 +63,26 @@ def test_every_module_belongs_to_a_layer():
 
 
 #: Grading modules that never run in the grader's process: the judge (its own process, running the
-#: hidden tests) and the call server (in the student's kernel) rebuild graphs with memlab's
-#: constructors and apply memlab.testing.forbid, so they may import those layers.
-OUTSIDE_THE_GRADER = {"grading/judge.py": {"errors", "grading", "graph", "testing"},
-                      "grading/callserver.py": {"errors", "grading", "graph", "testing"},
+#: hidden tests) and the call server (in the student's kernel) record checks and apply
+#: memlab.testing.forbid, so they may import memlab.testing too (only its grading seam, below).
+OUTSIDE_THE_GRADER = {"grading/judge.py": {"errors", "grading", "plaindata", "testing"},
+                      "grading/callserver.py": {"errors", "grading", "plaindata", "testing"},
+                      "grading/arming.py": {"errors", "grading", "testing"},
                       "grading/watch.py": {"errors", "grading", "testing"}}
+#: What grading uses of memlab.testing: the checks' recorder, the refusals (and, for the kernel's
+#: tampering report, a refused function's own code), the CUDA probe.
+TESTING_SEAM = {"check", "record_checks", "forbid", "refuse_reloads", "own_code", "cuda_probe"}
+#: Everything of the library grading may import: the errors, the registry, memlab.testing.
+LIBRARY_SEAM = {"memlab", "memlab.errors", "memlab.plaindata", "memlab.testing"}
 #: The seams between grading's processes: what each side may import of memlab.grading.  The kernel
 #: side (one module, loaded into the student's kernel) and the wire format import nothing of the
 #: grader; the judge only the kernel side's server (for trial runs), the wire format and its policy.
 WIRE = {"codec", "frames", "text"}
-GRADING_SEAMS = {"callserver": WIRE | {"watch"}, "watch": set(), "codec": set(), "frames": {"codec"}, "text": set(),
+GRADING_SEAMS = {"callserver": WIRE | {"watch", "arming"}, "watch": set(), "arming": set(),
+                 "codec": set(), "frames": {"codec"}, "text": set(),
                  "judge": WIRE | {"callserver", "policy", "verdicts"}, "policy": {"text"},
                  "verdicts": {"text"}}
-KERNEL_SIDE = {"callserver", "watch", "judge"}           # never imported by the grader's own modules
+KERNEL_SIDE = {"callserver", "watch", "arming", "judge"}   # never imported by the grader's modules
 
 
 def violations(path: Path, text: str | None = None) -> set[str]:
@@ -176,5 +186,78 @@ def test_the_seam_rule_catches_a_crossing():
 
 def test_no_grading_module_is_over_about_400_lines():
     long = {p.name: n for p in (PKG / "grading").glob("*.py")
-            if (n := len(p.read_text().splitlines())) > 420}
+            if (n := len(p.read_text().splitlines())) > 400}
     assert not long, f"split these grading modules: {long}"
+
+
+def library_uses(path: Path, text: str | None = None) -> set[str]:
+    """What a grading module uses of memlab outside grading: the modules it imports, and
+    ``memlab.testing.NAME`` for each name it imports from or reads off memlab.testing."""
+    tree = ast.parse(path.read_text() if text is None else text)
+    used = {i for i in imports(path, text)
+            if (i == "memlab" or i.startswith("memlab.")) and not i.startswith("memlab.grading")}
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases |= {a.asname for a in node.names if a.name == "memlab.testing" and a.asname}
+            aliases |= {"memlab"} & {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            mod = "memlab" if node.level == 2 and not node.module else \
+                ("memlab." + node.module if node.level == 2 else node.module)
+            if mod == "memlab":
+                aliases |= {a.asname or a.name for a in node.names if a.name == "testing"}
+            elif mod == "memlab.testing":
+                used |= {f"memlab.testing.{a.name}" for a in node.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id in aliases - {"memlab"}:
+            used.add(f"memlab.testing.{node.attr}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and \
+                isinstance(node.value.value, ast.Name) and node.value.value.id == "memlab" and \
+                node.value.attr == "testing":
+            used.add(f"memlab.testing.{node.attr}")
+    return used
+
+
+def _beyond_the_seam(used: set[str]) -> set[str]:
+    return {u for u in used if u not in LIBRARY_SEAM and
+            not (u.startswith("memlab.testing.") and u.split(".")[2] in TESTING_SEAM)}
+
+
+@pytest.mark.parametrize("path", sorted((PKG / "grading").glob("*.py")), ids=lambda p: p.name)
+def test_the_grader_meets_the_library_only_at_its_seam(path):
+    """The grader reaches the library's types only through the registry of plain-data codecs
+    (:mod:`memlab.plaindata`), memlab.testing's grading seam and the errors: no import of a
+    structure's module, no class found by name, no module named by a string."""
+    bad = _beyond_the_seam(library_uses(path))
+    assert not bad, f"grading/{path.name} uses {sorted(bad)}: beyond the seam {sorted(LIBRARY_SEAM)}"
+    text = path.read_text()
+    assert "__subclasses__" not in text, f"grading/{path.name} searches classes"
+    library = {_module_name(p) for p in MODULES if layer_of(p) not in ("grading", "cli", "__main__")}
+    named = {n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str) and n.value in library - LIBRARY_SEAM}
+    assert not named, f"grading/{path.name} names library modules by string: {sorted(named)}"
+
+
+def test_the_library_seam_rule_catches_a_crossing():
+    grade = PKG / "grading" / "judge.py"
+    assert _beyond_the_seam(library_uses(grade, "from memlab.graph import Node\n")) == {"memlab.graph"}
+    assert _beyond_the_seam(library_uses(grade, "import memlab.testing as t\nt._Refusals.hook()\n")) \
+        == {"memlab.testing._Refusals"}
+    assert _beyond_the_seam(library_uses(grade, "from memlab import testing\ntesting.random_graph(1)\n")) \
+        == {"memlab.testing.random_graph"}
+    assert _beyond_the_seam(library_uses(grade, "from memlab.testing import forbid, check\n")) == set()
+    assert _beyond_the_seam(library_uses(grade, "from ..scheduling import Tree\n")) == \
+        {"memlab.scheduling"}
+
+
+def test_every_structure_registers_its_plain_data_codec():
+    """After ``import memlab`` (which every process that grades does) the registry knows every
+    structure that crosses, each a class of the library, and the graph's nodes."""
+    import memlab
+    from memlab import plaindata
+    assert set(plaindata.kinds()) == {"tree", "taskgraph", "hetero_chain", "action"}
+    assert plaindata.graph().node_type is memlab.Node
+    for kind, cls in (("tree", memlab.Tree), ("taskgraph", memlab.TaskGraph),
+                      ("hetero_chain", memlab.checkpoint.HeteroChain)):
+        assert cls in plaindata._BY_KIND[kind].types

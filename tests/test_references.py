@@ -35,6 +35,6 @@ def test_every_dotted_memlab_name_in_the_package_exists():
 
 
 def test_the_check_catches_a_stale_name():
-    assert resolves("memlab.memory.planner.MemoryPlan") and resolves("memlab.graph.node.Op")
-    assert not resolves("memlab.planner.MemoryPlan") and not resolves("memlab.treesim.TreeSchedule")
+    assert resolves("memlab.memory.planner.TagPlan") and resolves("memlab.graph.node.Op")
+    assert not resolves("memlab.planner.TagPlan") and not resolves("memlab.treesim.TreeSchedule")
     assert DOTTED.findall(":class:`~memlab.treegen` x.memlab.y") == ["memlab.treegen"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Iterable, NamedTuple, Sequence, Union
 
+from ..plaindata import register as _register_plain
 from ..errors import ScheduleError, check_bool, check_list
 
 
@@ -219,3 +220,6 @@ def check_length(l: object) -> int:
 def describe(actions: Sequence[Action]) -> list[str]:
     """The actions as short strings (``F2+keep``, ``B4``, ``free x3``), for tables and steppers."""
     return [str(a) for a in actions]
+
+
+_register_plain("action", (Forward, Backward, Free), action_to_plain, action_from_plain)

@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..plaindata import register as _register_plain
 from ..errors import BudgetError, ScheduleError, check_numbers
 from .chain import Action, Backward, Forward, Free
 
@@ -306,7 +307,7 @@ def compare_with_homogeneous(chain: HeteroChain, budgets: Sequence[int]) -> list
     each replayed on ``chain`` with its real sizes and costs. ``homogeneous`` and ``which`` are the
     fastest of them; ``fitting`` lists every one that fits, as ``(forward time, name)``, fastest
     first."""
-    from .strategies import optimal, recompute_all, revolve, sqrt_schedule  # the same package
+    from .chain_strategies import optimal, recompute_all, revolve, sqrt_schedule  # the same package
 
     l = chain.l
     # named so as not to be confused with the heterogeneous optimum: lesson 07's optimum for M slots
@@ -326,3 +327,6 @@ def compare_with_homogeneous(chain: HeteroChain, budgets: Sequence[int]) -> list
                      "which": None if best is None else best[1],
                      "fitting": fits})
     return rows
+
+
+_register_plain("hetero_chain", HeteroChain, HeteroChain.to_plain, HeteroChain.from_plain)

@@ -20,7 +20,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from ..errors import GradingError
-from .grade import find_solution, read_solution
+from .inputs import find_solution, read_solution
 
 #: the worker's grading-user slot, set once per worker process (see :func:`_init_worker`)
 _SLOT = 0

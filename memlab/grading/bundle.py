@@ -30,7 +30,8 @@ import zipfile
 from pathlib import Path
 
 from ..errors import GradingError
-from .grade import grade, read_solution
+from .grade import grade
+from .inputs import read_solution
 from .results import Result
 
 SETUP_SH = r"""#!/usr/bin/env bash

@@ -1,16 +1,18 @@
-"""The kernel side of grading: the one module the grader loads into the student's kernel.
+"""The kernel side of grading: the module the grader loads into the student's kernel.
 
 Two entry points.  :func:`start` runs before the first student cell: it lowers the kernel's resource
 limits, makes ``exit()`` and ``quit()`` harmless, refuses the exercise's ``forbid`` list while the
 student's cells run, and records what it will report as tampering.  After the student's cells ran,
 the grader runs :func:`serve` in the kernel: it connects to the grader's Unix socket (in a
 directory only this grade's user can enter; the grader checks the peer's uid), presents the grade's
-token, reports what was tampered with as plain data, and answers requests until told to stop.  A request names an answer (a name in the notebook's namespace, or a method of an object
-an earlier call returned), its arguments as plain data (:mod:`.codec`; graphs as node records,
-rebuilt with memlab's constructors by :func:`memlab.graph.plain.from_plain`) and the library
-functions refused during the call (:func:`memlab.testing.forbid`).  The reply is the result as
-plain data: nodes the request sent come back as their keys, new nodes as records, and any object
-that is not plain stays here behind a handle (its methods and attributes are served too).
+token, reports what was tampered with as plain data, and answers requests until told to stop.
+A request names an answer (a name in the notebook's namespace, or a method of an object an
+earlier call returned), its arguments as plain data (:mod:`.codec`; graphs as node records,
+rebuilt with memlab's constructors by the graph's codec in :mod:`memlab.plaindata`) and the library
+functions refused during the call (:func:`memlab.testing.forbid`, armed by :mod:`.arming`).
+The reply is the result as plain data: nodes the request sent come back as their keys, new nodes
+as records, and any object that is not plain stays here behind a handle (its methods and
+attributes are served too).
 
 Nothing here decides anything: this runs in the student's process, which can change all of it.  The
 verdict is the judge's (:mod:`.judge`), computed from these replies in a process no student code
@@ -18,24 +20,23 @@ runs in.  Frames are a 4-byte big-endian length, then that many bytes of codec t
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import socket
-import struct
 import sys
 import traceback
 from typing import Any
 
-import contextlib
-
 import memlab.testing as _testing
+from memlab import plaindata
 
-from .codec import CodecError, decode, encode, structure_from_plain, structure_to_plain, to_wire
-from .frames import MAX_FRAME, recv_frame, send_frame
+from .arming import Armed, forbid as _forbid
+from .codec import CodecError, decode, encode, to_wire
+from .frames import recv_frame, send_frame
 from .watch import baseline, tampering
-#: The call server's own refusals and probe, made from the library's functions when this module
-#: loads (before any student cell), so that rebinding or editing ``memlab.testing.forbid`` later
-#: changes nothing here (and is reported: :func:`tampering`).
-_forbid = contextlib.contextmanager(_testing.forbid.__wrapped__)
+#: The call server's own probe, made from the library's function when this module loads (before
+#: any student cell), so that rebinding or editing ``memlab.testing.cuda_probe`` later changes
+#: nothing here (and is reported: :func:`tampering`); its refusals are :mod:`.arming`'s.
 _cuda_probe = contextlib.contextmanager(_testing.cuda_probe.__wrapped__)
 TRACE_LINES = 4
 
@@ -67,38 +68,6 @@ def _student_frames(tb) -> list[str]:
     return out[-TRACE_LINES:]
 
 
-def _module_of(target: str) -> str:
-    """The module a forbidden name lives in, without importing anything: the parts before the first
-    class name (capitalised), else all but the last (``memlab.viz.training.plan_patterns`` ->
-    ``memlab.viz.training``, ``memlab.execute.runner.Runner.run`` -> ``memlab.execute.runner``)."""
-    parts = target.split(".")
-    k = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts) - 1)
-    return ".".join(parts[:max(k, 1)])
-
-
-class _ArmOnImport:
-    """A meta-path finder that, when one of the modules it waits for is imported, refuses its
-    targets right after the module ran."""
-
-    def __init__(self, server: "Server", waiting: dict[str, str]) -> None:
-        self.server, self.waiting = server, dict(waiting)
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name not in self.waiting:
-            return None
-        import importlib.machinery
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        run, forbid_target, server = spec.loader.exec_module, self.waiting.pop(name), self.server
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            server._enter((forbid_target,))
-        spec.loader.exec_module = exec_module
-        return spec
-
-
 class Server:
     """The tables of one kernel's life: nodes by key, objects behind handles."""
 
@@ -109,17 +78,14 @@ class Server:
         self.handles: dict[int, Any] = {}
         self.handle_of: dict[int, int] = {}
         self.fresh = 0
-        self.armed: tuple = ()
-        self.ctxs: list = []           # memlab.testing.forbid contexts entered
-        self.hook = None               # the import hook arming targets of modules not yet loaded
+        self.refusals = Armed()        # the refusals of the request being served
 
     # ----------------------------------------------------------------------------------- decoding
     def _args(self, req: dict) -> tuple[list, dict]:
         from types import SimpleNamespace
 
-        from memlab.graph.plain import from_plain
         records = [r for r in req.get("graph", []) if r["key"] not in self.nodes]
-        self.nodes = from_plain(records, self.nodes)
+        self.nodes = plaindata.graph().from_records(records, self.nodes)
         for k, n in self.nodes.items():
             self.key_of[id(n)] = k
 
@@ -152,26 +118,25 @@ class Server:
         if kind == "ns" and type(payload) is dict:
             return SimpleNamespace(**{str(k): v for k, v in payload.items()})
         if kind == "obj" and type(payload) is tuple and len(payload) == 2:
-            return structure_from_plain(*payload)
+            return plaindata.from_plain(*payload)
         raise CodecError(f"unknown extension {kind!r}")
 
     # ----------------------------------------------------------------------------------- encoding
     def _encode(self, value: Any) -> str:
-        from memlab.graph import Node
-        from memlab.graph.plain import to_plain
+        graph = plaindata.graph()
         new_nodes: list = []
         new_ids: set = set()
         handles: dict = {}
 
         def ext(x: Any) -> tuple[str, Any] | None:
-            if isinstance(x, Node):
+            if isinstance(x, graph.node_type):
                 k = self.key_of.get(id(x))
                 if k is None:
                     k = self._new_key(x)
                     new_nodes.append(x)
                     new_ids.add(id(x))
                 return "node", k
-            known = structure_to_plain(x)
+            known = plaindata.to_plain(x)
             if known is not None:
                 return "obj", known
             for base in (bool, int, float, str):
@@ -195,7 +160,7 @@ class Server:
         if new_nodes:
             # the records of the new nodes, and of the nodes they read that the judge has not seen
             known = {n: k for k, n in self.nodes.items() if id(n) not in new_ids}
-            records, _ = to_plain(new_nodes, known,
+            records, _ = graph.to_records(new_nodes, known,
                                   new_key=lambda n: self.key_of.get(id(n)) or self._new_key(n))
         import json
         return json.dumps({"$d": [["ok", wire], ["graph", to_wire(records)],
@@ -208,38 +173,6 @@ class Server:
         return k
 
     # ----------------------------------------------------------------------------------- serving
-    def _arm(self, targets: tuple) -> None:
-        """Refuse *targets* (dotted names) from now on.  A target whose module is not loaded yet is
-        refused as soon as that module is imported (importing it just to refuse it would cost the
-        import on every grade: matplotlib, for a target in memlab.viz)."""
-        if targets == self.armed:
-            return
-        self._disarm()
-        self.armed = targets
-        now = tuple(t for t in targets if _module_of(t) in sys.modules)
-        later = {_module_of(t): t for t in targets if _module_of(t) not in sys.modules}
-        if now:
-            self._enter(now)
-        if later:
-            self.hook = _ArmOnImport(self, later)
-            sys.meta_path.insert(0, self.hook)
-
-    def _enter(self, targets: tuple) -> None:
-        ctx = _forbid(*targets)
-        ctx.__enter__()
-        self.ctxs.append(ctx)
-
-    def _disarm(self) -> None:
-        ctxs, self.ctxs, self.armed = self.ctxs, [], ()
-        hook, self.hook = self.hook, None
-        if hook is not None and hook in sys.meta_path:
-            sys.meta_path.remove(hook)
-        for ctx in reversed(ctxs):
-            try:
-                ctx.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001
-                pass
-
     def handle(self, text: bytes) -> bytes:
         """Serve one request; the reply also carries what was tampered with, if anything
         (:func:`tampering`: plain data the judge's policy, :mod:`memlab.grading.policy`, applies)."""
@@ -278,7 +211,7 @@ class Server:
         except Exception as e:  # noqa: BLE001  (a request this kernel cannot serve)
             return self._fail("the grader's request could not be served here", e)
         try:
-            self._arm(targets)
+            self.refusals.arm(targets)
             if op == "getattr":
                 result = getattr(self.handles[req["handle"]], req["name"])
             elif req.get("probe") == "cuda":          # counted here, in the student's process
@@ -356,10 +289,10 @@ def start(rlimits: dict | None = None, forbid: tuple = ()) -> None:
         # while grading they only say they were ignored, so the other answers are still graded.
         shell.ask_exit = _ignore_exit
     baseline({"memlab.grading.callserver.serve": serve, "memlab.grading.callserver.start": start,
-              "memlab.grading.callserver._forbid": _forbid,
+              "memlab.grading.arming.forbid": _forbid,
               "memlab.grading.callserver._cuda_probe": _cuda_probe,
-              "Server.handle": Server.handle, "Server._arm": Server._arm, "Server._enter": Server._enter})
-    _testing._Refusals.hook(permanent=True)      # remember every module run again from a file
+              "Server.handle": Server.handle, "Armed.arm": Armed.arm, "Armed.enter": Armed.enter})
+    _testing.refuse_reloads()
     if forbid:
         _Kernel.answer_forbid = _forbid(*forbid)
         _Kernel.answer_forbid.__enter__()
@@ -404,5 +337,5 @@ def serve(path: str, token: str, namespace: dict | None = None) -> None:
             send_frame(sock, seq + reply)
     finally:
         sys.stdout, sys.stderr = out, err
-        server._disarm()
+        server.refusals.disarm()
         sock.close()

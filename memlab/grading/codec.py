@@ -12,7 +12,8 @@ starts with ``$``:
   allowed** and round-trip exactly: a NaN answer is a wrong answer, which the comparison decides,
   not a reason to refuse the message;
 * ``{"$x": [kind, payload]}`` an extension the caller defines (graph nodes, handles to objects that
-  stay in the kernel), encoded and decoded by hooks.
+  stay in the kernel, memlab's structures by the codecs they register in :mod:`memlab.plaindata`),
+  encoded and decoded by hooks.
 
 :func:`decode` is strict: no pickle, no object is ever built from a name in the message, every
 container is checked, and the text (``max_bytes``), nesting (``max_depth``) and item count
@@ -24,7 +25,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -213,32 +213,3 @@ def _hashable(k: Any) -> Any:
     except TypeError:
         raise CodecError(f"a dict key or set item must be hashable, not {type(k).__name__}") from None
     return k
-
-
-#: memlab's structures that cross as plain data, by kind: (module, class names); each is rebuilt on
-#: the other side with its own ``from_plain`` (chain actions with ``action_from_plain``).
-STRUCTURES = {"tree": ("memlab.scheduling.treebase", ("Tree",)),
-              "taskgraph": ("memlab.scheduling.taskgraph", ("TaskGraph",)),
-              "hetero_chain": ("memlab.checkpoint.hetero", ("HeteroChain",)),
-              "action": ("memlab.checkpoint.chain", ("Forward", "Backward", "Free"))}
-
-
-def structure_to_plain(x: Any) -> tuple[str, Any] | None:
-    """``(kind, plain data)`` for one of memlab's structures (:data:`STRUCTURES`), else None."""
-    t = type(x)
-    for kind, (module, names) in STRUCTURES.items():
-        m = sys.modules.get(module)
-        if m is not None and t.__name__ in names and getattr(m, t.__name__, None) is t:
-            return kind, (m.action_to_plain(x) if kind == "action" else x.to_plain())
-    return None
-
-
-def structure_from_plain(kind: Any, data: Any) -> Any:
-    """The structure :func:`structure_to_plain` wrote, rebuilt with memlab's constructors."""
-    import importlib
-    import sys  # noqa: F401
-    if kind not in STRUCTURES:
-        raise CodecError(f"unknown structure {str(kind)[:40]!r}")
-    module, names = STRUCTURES[kind]
-    m = importlib.import_module(module)
-    return m.action_from_plain(data) if kind == "action" else getattr(m, names[0]).from_plain(data)

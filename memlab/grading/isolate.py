@@ -11,7 +11,7 @@ When the grader runs as root (Gradescope's container, CI), :class:`Sandbox`:
   user sends ``kill(-1, SIGKILL)``, then ``/proc`` is checked), removes the directory and the
   user's files in ``/tmp``, ``/var/tmp`` and ``/dev/shm``.  Only then does the grader write results.json.
 
-The solution was read into memory before (:func:`memlab.grading.grade.load`); :attr:`Sandbox.notes`
+The solution was read into memory before (:func:`memlab.grading.inputs.load`); :attr:`Sandbox.notes`
 warns if its file is readable by that user anyway.  When not root, or when that user cannot run this
 interpreter, the run is not isolated and a note says so; whether another user can run the
 interpreter is checked first (as ``nobody``), before any user is created.
@@ -97,11 +97,20 @@ def probe_user() -> tuple[int, int]:
         return 65534, 65534
 
 
+def lock_path(slot: int, name: str) -> str:
+    """The lock file of the grading user *name* of *slot*: one per user ('nobody', the fallback,
+    is shared: its runs take turns); whoever holds it (``flock``) is the only grade of that user."""
+    lock = LOCK if slot == 0 or name == "nobody" else LOCK.replace(".lock", f"-{int(slot)}.lock")
+    return lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
+                                                                 os.path.basename(lock))
+
+
 #: How to give the grading user an interpreter it can run (said when it cannot).
 VENV_HINT = ("make the grading environment from a system Python that other users can read, e.g. "
              "`/usr/bin/python3 -m venv /opt/memlab-venv && /opt/memlab-venv/bin/pip install -r "
-             "requirements.lock . && chmod -R a+rX /opt/memlab-venv` (README, \"Grading\"); an "
-             "interpreter under /root (pyenv's default) cannot be run by another user")
+             "requirements.lock . && chmod -R a+rX /opt/memlab-venv` (docs/instructors.md, "
+             "\"Exercises and grading\"); an interpreter under /root (pyenv's default) cannot be "
+             "run by another user")
 
 
 def user_can_run_kernel(uid: int, gid: int) -> str:
@@ -281,11 +290,7 @@ class Sandbox:
         self.view = True
 
     def _take_lock(self, name: str) -> None:
-        """One lock per grading user ('nobody', the fallback, is shared: its runs take turns)."""
-        lock = LOCK if self.slot == 0 or name == "nobody" else \
-            LOCK.replace(".lock", f"-{int(self.slot)}.lock")
-        self._lock = open(lock if os.access("/run", os.W_OK) else os.path.join(tempfile.gettempdir(),
-                          os.path.basename(lock)), "a")
+        self._lock = open(lock_path(self.slot, name), "a")
         fcntl.flock(self._lock, fcntl.LOCK_EX)
 
     def _enter(self) -> "Sandbox":

@@ -29,9 +29,11 @@ import zlib
 from types import SimpleNamespace
 from typing import Any, BinaryIO, Callable
 
+from memlab import plaindata
+
 from .policy import apply as apply_policy
 from .callserver import Server, _Ref
-from .codec import CodecError, decode, structure_from_plain, structure_to_plain, to_wire
+from .codec import CodecError, decode, to_wire
 from .text import clean
 from .verdicts import FEEDBACK_LIMIT, AnswerRaised, CallFailed, _raised_class, feedback  # noqa: F401
 
@@ -93,24 +95,23 @@ class Calls:
         return k
 
     def request(self, fields: dict, args: tuple = (), kwargs: dict | None = None) -> Any:
-        from memlab.graph import Node
-        from memlab.graph.plain import to_plain
+        graph = plaindata.graph()
         nodes: list = []
 
         def ext(x: Any) -> tuple[str, Any] | None:
-            if isinstance(x, Node):
+            if isinstance(x, graph.node_type):
                 nodes.append(x)
                 return "node", self.key(x)
             if isinstance(x, Handle):
                 return "handle", x._h
             if isinstance(x, SimpleNamespace):
                 return "ns", dict(vars(x))
-            known = structure_to_plain(x)
+            known = plaindata.to_plain(x)
             return None if known is None else ("obj", known)
 
         wire_args = to_wire(list(args), ext)
         wire_kwargs = to_wire(dict(kwargs or {}), ext)
-        records, _ = to_plain(list({id(n): n for n in nodes}.values()), new_key=self.key)
+        records, _ = graph.to_records(list({id(n): n for n in nodes}.values()), new_key=self.key)
         items = [[k, to_wire(v)] for k, v in fields.items()]
         items += [["args", wire_args], ["kwargs", wire_kwargs], ["graph", to_wire(records)]]
         reply = self.channel.call(json.dumps({"$d": items}, separators=(",", ":")))
@@ -118,15 +119,13 @@ class Calls:
         return self._reply(reply)
 
     def _reply(self, text: str) -> Any:
-        from memlab.graph.plain import from_plain
-
         def ext(kind: str, payload: Any) -> Any:
             if kind in ("node", "handle"):
                 return _Ref(kind, payload)
             if kind == "plain":
                 return payload
             if kind == "obj" and type(payload) is tuple and len(payload) == 2:
-                return structure_from_plain(*payload)
+                return plaindata.from_plain(*payload)
             raise CodecError(f"unknown extension {kind[:30]!r}")
         try:
             msg = decode(text, ext)
@@ -150,7 +149,7 @@ class Calls:
             if len(msg.get("graph", [])) > MAX_NODES:
                 raise CallFailed(f"your answer returned more than {MAX_NODES:,} graph nodes")
             graph = [r for r in msg.get("graph", []) if r.get("key") not in self.nodes]
-            self.nodes = from_plain(graph, self.nodes)
+            self.nodes = plaindata.graph().from_records(graph, self.nodes)
             for k, n in self.nodes.items():
                 self.key_of.setdefault(id(n), k)
             info = msg.get("handles", {})
@@ -329,7 +328,7 @@ class LocalChannel:
         try:
             return self.server.handle(body.encode("utf-8")).decode("utf-8")
         finally:
-            self.server._disarm()       # the tests' own code runs here too: never under refusals
+            self.server.refusals.disarm()   # the tests' own code runs here too: never refused
 
 
 def run_local(code: str, namespace: dict, forbid: tuple[str, ...] = (), secret: int = 0) -> dict:

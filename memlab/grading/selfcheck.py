@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from ..errors import GradingError
-from .grade import grade, parse_notebook, read_file
+from .grade import grade
+from .inputs import parse_notebook, read_file
 from .notebook import KEY, parse_solution
 from .results import Result
 

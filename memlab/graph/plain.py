@@ -19,6 +19,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..plaindata import register_graph as _register_plain
 from ..errors import GraphError, UnknownOpError
 from .node import CONSTANT, PLACEHOLDER, Node, Op, check_dtype, constant
 from .scope import Scope
@@ -218,3 +219,6 @@ def from_plain(records: Sequence[Mapping[str, Any]], known: Mapping[Hashable, No
             n.scope = Scope(str(module), None if step is None else int(step), tuple(role), bool(backward))
         nodes[k] = n
     return nodes
+
+
+_register_plain(Node, to_plain, from_plain)

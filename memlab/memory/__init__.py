@@ -12,22 +12,22 @@ pool among them (:mod:`.kvcache`, lesson 15); beyond the slides, PyTorch's cachi
 (:mod:`.caching`) and TensorFlow's BFC allocator (:mod:`.bfc`) over the segments and blocks of
 :mod:`.blocks`. Imports :mod:`memlab.graph` and below.
 """
-from .plan import Plan, TagPlan, ALIGN, align
+from .plan import Plan, PlanWithTags, ALIGN, align
 from .pool import MemoryPool
 from .caching import CachingAllocator
 from .bfc import BFCAllocator
 from . import blocks, caching, bfc, checksnapshot, replay
 from .liveness import reference_counts, lifetimes, prepare
 from .order import memory_order, order_peak, resolve_order
-from .planner import plan_memory, MemoryPlan, PlanStep, Box
+from .planner import plan_memory, TagPlan, PlanStep, Box
 from .offsets import plan_offsets, plan_tags_by_size, live_bytes_lower_bound, OffsetPlan
 from .checkplan import check_plan
 from . import coloring, sharing, kvcache, fragmentation
 from .sharing import plan_sharing
 
-__all__ = ["Plan", "TagPlan", "ALIGN", "align", "MemoryPool", "reference_counts", "lifetimes", "prepare",
+__all__ = ["Plan", "PlanWithTags", "ALIGN", "align", "MemoryPool", "reference_counts", "lifetimes", "prepare",
            "memory_order", "order_peak", "resolve_order",
-           "plan_memory", "MemoryPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
+           "plan_memory", "TagPlan", "PlanStep", "Box", "plan_offsets", "plan_tags_by_size",
            "live_bytes_lower_bound", "OffsetPlan", "check_plan", "coloring", "sharing", "plan_sharing", "kvcache",
            "fragmentation", "CachingAllocator", "BFCAllocator", "blocks", "caching", "bfc",
            "checksnapshot", "replay"]

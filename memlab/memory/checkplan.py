@@ -19,7 +19,7 @@ from bisect import bisect_left, insort
 from ..errors import PlanError
 from ..graph import Node, check_order
 from .liveness import prepare
-from .plan import Plan, TagPlan, check_is_plan
+from .plan import Plan, PlanWithTags, check_is_plan
 
 
 def check_plan(plan: Plan) -> None:
@@ -36,8 +36,8 @@ def check_plan(plan: Plan) -> None:
     order = check_order(outputs, list(plan.order))
     offset: dict[Node, int] = dict(plan.offset)
     total = int(plan.total_bytes)
-    storage = plan.storage if isinstance(plan, TagPlan) else None
-    sbytes = plan.storage_bytes if isinstance(plan, TagPlan) else None
+    storage = plan.storage if isinstance(plan, PlanWithTags) else None
+    sbytes = plan.storage_bytes if isinstance(plan, PlanWithTags) else None
     life = prepare(outputs, order, trusted=True).lifetimes()   # the one rule of liveness
     born = {n: a for n, (a, _) in life.items()}
     dies = {n: b for n, (_, b) in life.items()}

@@ -19,7 +19,7 @@ from ..graph import Node, as_list, topo_order
 from ..scheduling.listsched import run_list
 from .liveness import distinct_inputs
 from .longest_path import longest_path_coloring, node_colors  # noqa: F401  (ml.coloring names)
-from .planner import MemoryPlan, plan_memory
+from .planner import TagPlan, plan_memory
 
 
 def _ancestors(order: Sequence[Node]) -> dict[Node, int]:
@@ -34,7 +34,7 @@ def _ancestors(order: Sequence[Node]) -> dict[Node, int]:
     return anc
 
 
-def storage_history(plan: MemoryPlan) -> dict[int, list[Node]]:
+def storage_history(plan: TagPlan) -> dict[int, list[Node]]:
     """For each tag, the values that hold it, in execution order."""
     hist: dict[int, list[Node]] = {}
     for n in plan.order:
@@ -43,7 +43,7 @@ def storage_history(plan: MemoryPlan) -> dict[int, list[Node]]:
     return hist
 
 
-def implicit_dependencies(plan: MemoryPlan) -> list[tuple[Node, Node]]:
+def implicit_dependencies(plan: TagPlan) -> list[tuple[Node, Node]]:
     """Edges ``(a, b)``: ``b`` must wait for ``a`` only because ``b`` reuses a tag ``a`` reads or writes (p.23).
 
     For each tag held by ``u`` then by ``v``, every reader of ``u`` and ``u``
@@ -113,7 +113,7 @@ def concurrency_tradeoff(outputs: Node | Iterable[Node], colors: Sequence[int] =
     return rows
 
 
-def mutation_dependencies(plan: MemoryPlan) -> dict[str, Any]:
+def mutation_dependencies(plan: TagPlan) -> dict[str, Any]:
     """MXNet's way (p.25): each tag is a variable that ops read or mutate, ordered as pushed.
 
     Returns ``{"accesses": {tag: [(node, "read" | "write"), ...]}, "deps": [(a, b), ...]}``
@@ -145,7 +145,7 @@ def mutation_dependencies(plan: MemoryPlan) -> dict[str, Any]:
     return {"accesses": accesses, "deps": deps}
 
 
-def control_vs_mutation(plan: MemoryPlan, workers: int = 2) -> dict[str, Any]:
+def control_vs_mutation(plan: TagPlan, workers: int = 2) -> dict[str, Any]:
     """Slide p.25: control dependencies (TensorFlow) next to mutation (MXNet) for one plan.
 
     Returns the control edges to add, the per-tag access lists, and the

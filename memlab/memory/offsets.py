@@ -30,7 +30,7 @@ from ..graph import Node
 from .liveness import Liveness, liveness_of
 from .order import plan_liveness
 from .plan import ALIGN, Plan, align, check_alignment, check_alignment_of, check_is_plan
-from .planner import MemoryPlan
+from .planner import TagPlan
 
 
 @dataclass
@@ -40,7 +40,7 @@ class OffsetPlan:
     ``clusters`` are the in-place chains placed as one block (each a list of
     nodes sharing one offset); ``offset[node]`` is aligned to ``alignment`` bytes (64 unless
     the planner was asked for more, e.g. 256 for a GPU). ``liveness`` is the
-    :class:`~memlab.memory.liveness.Liveness` the plan was made from (as in ``MemoryPlan``).
+    :class:`~memlab.memory.liveness.Liveness` the plan was made from (as in ``TagPlan``).
     ``workspace_offset[node]``: where the workspace of op ``node`` lies while it runs (ops with a
     workspace only).
     """
@@ -219,7 +219,7 @@ def live_bytes_lower_bound(plan: Plan) -> int:
 
 
 def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None,
-                      inplace: bool = True, alignment: int = ALIGN) -> MemoryPlan:
+                      inplace: bool = True, alignment: int = ALIGN) -> TagPlan:
     """Tags chosen with the whole graph in view: greedy by size over lifetimes.
 
     Beyond the lecture: the tag planner of p.22 decides online, op by op, so
@@ -227,7 +227,7 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
     time, we can instead take the in-place chains biggest first and put each
     into the first tag none of whose chains is alive at the same time (a new
     tag if none), as TensorFlow Lite does for its shared objects. Same
-    :class:`~memlab.memory.planner.MemoryPlan` as :func:`plan_memory` (no ``steps``); ``order`` as
+    :class:`~memlab.memory.planner.TagPlan` as :func:`plan_memory` (no ``steps``); ``order`` as
     there.
     """
     check_alignment(alignment)
@@ -261,6 +261,6 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
         for v in users[k]:
             (storage if k < len(clusters) else wstorage)[v] = sid
     pairs = [(c[i], c[i + 1]) for c in clusters for i in range(len(c) - 1)]
-    return MemoryPlan(outs, order, storage, sbytes, inplace=inplace, share=True, inplace_pairs=pairs,
+    return TagPlan(outs, order, storage, sbytes, inplace=inplace, share=True, inplace_pairs=pairs,
                       alignment=check_alignment(alignment), liveness=liveness,
                       workspace_storage=wstorage)

@@ -67,7 +67,7 @@ def check_is_plan(plan: object, what: str) -> Plan:
 
 
 @runtime_checkable
-class TagPlan(Plan, Protocol):
+class PlanWithTags(Plan, Protocol):
     """A plan by tags (p.22): ``storage[node]`` is a value's tag, ``storage_bytes[tag]`` its size."""
 
     storage: dict[Node, int]

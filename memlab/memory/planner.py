@@ -78,7 +78,7 @@ class PlanStep:
 
 
 @dataclass
-class MemoryPlan:
+class TagPlan:
     """A tag plan: which storage id each computed value lives in (p.17, p.22 "final memory plan").
 
     ``order`` is the execution order, ``storage[node]`` the tag of each computed
@@ -156,7 +156,7 @@ class MemoryPlan:
         return len(self.storage_bytes)
 
     def __repr__(self) -> str:
-        return (f"<MemoryPlan {len(self.storage)} values in {self.num_storages} storages, "
+        return (f"<TagPlan {len(self.storage)} values in {self.num_storages} storages, "
                 f"{self.total_bytes} bytes>")
 
 
@@ -227,7 +227,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
                 share: bool = True, colors: int = 1, order: Sequence[Node] | str | None = None, *,
                 trace: bool = False, match: str = "best",
                 group: Callable[[Node], Hashable] | None = None,
-                alignment: int = ALIGN) -> MemoryPlan:
+                alignment: int = ALIGN) -> TagPlan:
     """Plan tags for every computed value of the graph (the algorithm of p.22).
 
     ``inplace``: allow in-place (p.19-20), for every op or for the ops a predicate accepts;
@@ -267,7 +267,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     may_inplace = inplace if callable(inplace) else None    # None: ``inplace`` says for all
     is_output = set(outs)
     ref = dict(liveness.refcounts) if trace else None   # the counts themselves, for the trace
-    plan = MemoryPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
+    plan = TagPlan(outs, order, {}, {}, inplace=callable(inplace) or inplace, share=share,
                       colors=colors, color=color, alignment=alignment, traced=bool(trace),
                       liveness=liveness)
     tag_of = [-1] * len(nodes)                         # the tag of each computed value

@@ -26,7 +26,7 @@ from typing import Hashable, Iterable, NamedTuple, Sequence
 from ..errors import PlanError, check_bool, check_list
 from ..graph import CONSTANT, Node, as_list, topo_order
 from .plan import ALIGN
-from .planner import MemoryPlan, plan_memory
+from .planner import TagPlan, plan_memory
 
 def adds_constant(node: Node) -> bool:
     """The local trick's ops: ``x + c`` or ``x - c`` with a constant ``c`` (the gradient of the
@@ -55,7 +55,7 @@ def _module(node: Node) -> Hashable:
 
 def plan_sharing(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None, *,
                  local: bool = False, vertical: bool = False, horizontal: bool = False,
-                 trace: bool = False, alignment: int = ALIGN) -> MemoryPlan:
+                 trace: bool = False, alignment: int = ALIGN) -> TagPlan:
     """A tag plan using only the chosen techniques (none: every value its own storage).
 
     Nodes need scopes (:func:`memlab.graph.scope`) for vertical and horizontal sharing; values

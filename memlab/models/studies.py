@@ -178,7 +178,7 @@ def resnet_curve(layers: Sequence[int] = (100, 200, 400, 700, 1000), batch: int 
                  ) -> list[dict[str, Any]]:
     """Slide p.35 (a) as data: ResNet feature-map GB against depth for none / in-place / sharing
     (with ``drop_cheap=True``, ``"drop cheap"``: sharing with the batch-norm and ReLU outputs
-    recomputed, :func:`~memlab.checkpoint.segments.drop_cheap`, p.35's "drop bn, relu"; with
+    recomputed, :func:`~memlab.checkpoint.graph_strategies.drop_cheap`, p.35's "drop bn, relu"; with
     ``sublinear="memonger"`` or ``"sqrt"``, checkpointing on top of sharing: p.35's
     "sublinear plan"). ``addto="all"``: MXNet's in-place gradient sums (:func:`gradients`).
     ``wrt="params"``: full training steps; the columns are then feature maps (the weight gradients,

@@ -25,6 +25,7 @@ from typing import Iterator, Hashable, Iterable, Sequence
 
 import numpy as np
 
+from ..plaindata import register as _register_plain
 from ..errors import TreeError
 from .subsets import ExactResult, min_peak_search
 
@@ -368,3 +369,6 @@ def random_taskgraph(n: int, edge_prob: float = 0.3, seed: int | None = None,
             if rng.random() < edge_prob:
                 g.add_edge(i, j, float(rng.integers(1, max_size + 1)))
     return g
+
+
+_register_plain("taskgraph", TaskGraph, TaskGraph.to_plain, TaskGraph.from_plain)

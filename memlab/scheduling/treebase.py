@@ -22,6 +22,7 @@ import numbers
 
 import numpy as np
 
+from ..plaindata import register as _register_plain
 from ..errors import TreeError, check_int, check_list
 
 __all__ = ["Tree", "peak", "memory_profile", "outtree_peak", "check_traversal", "check_tree"]
@@ -276,3 +277,6 @@ def outtree_peak(tree: Tree, order: Sequence[int]) -> float:
         best = max(best, held + m[v] + outs)
         held += outs - f[v]
     return best
+
+
+_register_plain("tree", Tree, Tree.to_plain, Tree.from_plain)

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 import numpy as np
 
 from ..graph import Node
-from ..memory.planner import MemoryPlan
+from ..memory.planner import TagPlan
 from ..models.encoder_decoder import Seq2Seq
 from .graphs import digraph
 from .palette import PALETTE, color
@@ -84,7 +84,7 @@ def table(rows: Sequence[Mapping], columns: Sequence[str], unit: float = 1.0,
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def replica_grid(plan: MemoryPlan, module: str = "decoder", backward: bool = False,
+def replica_grid(plan: TagPlan, module: str = "decoder", backward: bool = False,
                  title: str | None = None) -> Figure:
     """Which storage each value of ``module`` uses, timestep by timestep: one row per role
     (the same node in every replica), one column per timestep; same colour = same storage."""
@@ -163,7 +163,7 @@ def technique_panels(lengths: Sequence[int], curves: Mapping[str, Sequence[int]]
     return fig
 
 
-def technique_frames(plans: Mapping[str, MemoryPlan], given: int, module: str = "decoder"
+def technique_frames(plans: Mapping[str, TagPlan], given: int, module: str = "decoder"
                      ) -> list[Frame]:
     """One frame per technique: the module's storages by timestep and the step's memory."""
     return [Frame(replica_grid(p, module, title=f"{name}: {module} forward values in "
@@ -172,6 +172,6 @@ def technique_frames(plans: Mapping[str, MemoryPlan], given: int, module: str = 
             for name, p in plans.items()]
 
 
-def _values(plan: MemoryPlan, module: str) -> list[Node]:
+def _values(plan: TagPlan, module: str) -> list[Node]:
     return [n for n in plan.storage if n.scope and n.scope.module == module
             and not n.scope.backward and n.scope.step is not None]

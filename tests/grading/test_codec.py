@@ -132,3 +132,64 @@ def test_extensions_go_through_the_callers_hooks():
     assert decode(text, ext=lambda kind, key: (kind, key)) == {"n": ("node", 7)}
     with pytest.raises(CodecError):
         decode(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# memlab's structures cross by the codecs they register (memlab.plaindata), in the same wire format
+
+
+def _obj_ext(x):
+    from memlab import plaindata
+    known = plaindata.to_plain(x)
+    return None if known is None else ("obj", known)
+
+
+def _obj_back(kind, payload):
+    from memlab import plaindata
+    assert kind == "obj"
+    return plaindata.from_plain(*payload)
+
+
+def test_structures_cross_by_their_registered_codecs():
+    import memlab as ml
+    from memlab.checkpoint import Backward, Forward, Free, hetero_chain
+    tree = ml.Tree([-1, 0, 0], [1, 2, 3], [0, 1, 0])
+    graph = ml.TaskGraph()
+    graph.add_task("a", 1.0, 2)
+    graph.add_task("b", 2.0, 1)
+    graph.add_edge("a", "b", 3)
+    chain = hetero_chain([4, 2, 1], [1.0, 2.0])
+    actions = [Forward(0, True), Backward(1), Free("y1")]
+    back = decode(encode([tree, graph, chain, actions], _obj_ext), _obj_back)
+    assert (back[0].parent, back[0].f, back[0].m) == (tree.parent, tree.f, tree.m)
+    assert back[1].to_plain() == graph.to_plain() and back[2].sizes == chain.sizes
+    assert back[3] == actions
+    # the wire format, written out by hand: an extension "obj" holding (kind, plain data); a tree
+    # keeps its sizes as floats
+    assert encode(tree, _obj_ext) == ('{"$x":["obj",{"$t":["tree",{"$d":[["parent",[-1,0,0]],'
+                                      '["f",[1.0,2.0,3.0]],["m",[0.0,1.0,0.0]]]}]}]}')
+
+
+def test_the_registry_refuses_unknown_kinds_clashes_and_subclasses():
+    import memlab as ml
+    from memlab import plaindata
+    from memlab.plaindata import PlainDataError
+    with pytest.raises(PlainDataError, match="no structure crosses as 'nope'"):
+        plaindata.from_plain("nope", {})
+    with pytest.raises(CodecError):                       # inside a message: refused with a reason
+        decode('{"$x":["obj",{"$t":["nope",1]}]}', _obj_back)
+
+    class Other:
+        pass
+    with pytest.raises(PlainDataError, match="already registered"):
+        plaindata.register("tree", Other, lambda x: 0, lambda d: Other())
+    with pytest.raises(PlainDataError, match="already crosses as 'tree'"):
+        plaindata.register("tree2", ml.Tree, lambda x: 0, lambda d: None)
+    assert "tree2" not in plaindata.kinds()
+    with pytest.raises(PlainDataError, match="kind must be"):
+        plaindata.register("", Other, lambda x: 0, lambda d: None)
+
+    class MyTree(ml.Tree):                                # a subclass is not the structure
+        pass
+    assert plaindata.to_plain(MyTree([-1], [1], [0])) is None
+    assert plaindata.to_plain(ml.Tree([-1], [1], [0]))[0] == "tree"

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memlab.grading.authoring import answer, code, md, notebook, write
 from memlab.grading.authoring import tests as tests_cell
 from memlab.grading.notebook import make_exercise, parse_solution
@@ -75,6 +77,7 @@ LOOP = {**FULL, "q3": "def total(xs):\n    while True:\n        pass"}
 LOOP_CHECKS = {**FULL, "q2": "def longest(xs):\n    while len(xs) > 1:\n        pass\n    return xs[0]"}
 
 
+@pytest.mark.extended  # four grades in a grade-all (about 40 s); test_batch covers grade-all in make test
 def test_grade_all_notes_give_the_cause_of_each_lost_question(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()

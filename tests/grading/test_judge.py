@@ -328,3 +328,27 @@ def test_a_target_in_a_module_not_loaded_is_refused_once_the_answer_imports_it()
     assert not v["a class"][0] and "WriteItYourself" in v["a class"][1] and v["honest"][0]
     import memlab.viz.training as vt
     assert vt.plan_patterns.__name__ == "plan_patterns"      # put back afterwards
+
+
+def test_every_refused_name_of_a_module_imported_later_is_refused(tmp_path, monkeypatch):
+    """Targets in a module the kernel has not imported yet are refused once it is imported: all of
+    them, when several name the same module."""
+    import sys
+
+    from memlab.grading.arming import Armed
+    from memlab.testing import WriteItYourself
+    (tmp_path / "later_module.py").write_text("def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "later_module", raising=False)
+    armed = Armed()
+    armed.arm(("later_module.f", "later_module.g"))
+    try:
+        assert "later_module" not in sys.modules
+        import later_module
+        for fn in (later_module.f, later_module.g):
+            with pytest.raises(WriteItYourself, match=f"later_module.{fn.__name__}"):
+                fn()
+    finally:
+        armed.disarm()
+    assert (later_module.f(), later_module.g()) == (1, 2)
+    sys.modules.pop("later_module", None)

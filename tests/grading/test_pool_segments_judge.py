@@ -38,6 +38,7 @@ def judge(src: str, secret: int = 7) -> dict:
     return {name: passed for name, _, passed, _ in out["checks"]}
 
 
+@pytest.mark.extended  # the judge on every trace twice (about 40 s); the mutants below run in make test
 def test_solution_and_another_correct_pool_get_full_marks():
     for src in (solution_source(), OTHER):
         for secret in (1, 2):

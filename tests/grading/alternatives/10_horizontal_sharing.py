@@ -40,4 +40,4 @@ def horizontal_plan(outputs, order):
                 done[id(x)] = x
         for x in done.values():
             free.setdefault(key(x), deque()).append(storage[x])
-    return MemoryPlan(list(outputs), list(order), storage, storage_bytes)
+    return TagPlan(list(outputs), list(order), storage, storage_bytes)
