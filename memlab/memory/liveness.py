@@ -97,6 +97,7 @@ class IndexedGraph:
         self.outs = list(dict.fromkeys(state[o] for o in outs))
         self._readers: list[list[int]] | None = None
         self._edges: tuple[np.ndarray, np.ndarray] | None = None
+        self._bytes: np.ndarray | None = None          # ``size`` as an array (every peak reads it)
         self._candidates: dict[int, list[int]] = {}
 
     def __len__(self) -> int:
@@ -186,7 +187,9 @@ class IndexedGraph:
         order's peak (seed 002, "Sequential problem")."""
         first, last = self.steps(order)
         v = len(self.nodes)
-        curve = live_curve(first, last, self.size, v + 1)
+        if self._bytes is None:
+            self._bytes = np.asarray(self.size, np.int64)
+        curve = live_curve(first, last, self._bytes, v + 1)
         if any(self.work):
             np.add.at(curve, first, np.asarray(self.work, np.int64))
         if inplace:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
+from operator import is_
 from typing import Iterable, Iterator, Sequence
 
 from ..errors import PlanError
@@ -259,7 +260,8 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     v = len(nodes)
     origin = list(map(rebuilt_from, nodes))
     ids = [o.id for o in origin]
-    version = dict(zip(origin, range(v))).get              # original -> its index here
+    # original -> its index here (the graph's own index when no node is a rebuilt copy)
+    version = (graph.index if all(map(is_, origin, nodes)) else dict(zip(origin, range(v)))).get
     grad_of = [-1] * v                                      # a gradient -> its value's id
     seeds = False
     for i, a in enumerate(map(adjoint_of, origin)):
