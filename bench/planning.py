@@ -6,8 +6,8 @@ Prints three tables:
    plain topological sort of the graph with :mod:`graphlib`, of the default order search
    (``memory_order``), of the tag planner in its default order (``plan_memory``) and of the
    offset planner (``plan_offsets``), each as a ratio to the sort measured in the same run
-   (interleaved, best of several), then the growth exponent of each: the slope of log time
-   against log nodes (1 is linear);
+   (CPU time, interleaved, best of several), then the growth exponent of each: the slope of log
+   time against log nodes (1 is linear);
 2. for each model: naive / tags / offsets / lower-bound bytes;
 3. arena executor vs naive executor time on a deep MLP training step.
 
@@ -37,17 +37,17 @@ from memlab.memory.planner import plan_memory
 sys.setrecursionlimit(10000)
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    """Best wall time of ``repeat`` calls, in seconds (garbage collection paused while timing,
-    so a collection of the previous graph does not land in one side of a comparison)."""
+def best_of(fn, repeat: int = 3, clock=time.perf_counter) -> float:
+    """Best time of ``repeat`` calls on ``clock``, in seconds (garbage collection paused while
+    timing, so a collection of the previous graph does not land in one side of a comparison)."""
     times = []
     for _ in range(repeat):
         gc.collect()
         gc.disable()
         try:
-            t = time.perf_counter()
+            t = clock()
             fn()
-            times.append(time.perf_counter() - t)
+            times.append(clock() - t)
         finally:
             gc.enable()
     return min(times)
@@ -64,19 +64,21 @@ def training_graph(family: str, nodes: int) -> list[ml.Node]:
 
 
 def interleaved(fns: dict[str, object], repeat: int) -> dict[str, float]:
-    """Best wall time of each function over ``repeat`` rounds that run them in turn (so a slow
-    moment of this shared machine falls on every one, not on one side of a ratio)."""
+    """Best CPU time of each function (``time.process_time``: all of it single-threaded Python)
+    over ``repeat`` rounds that run them in turn, so neither the other processes of a shared
+    machine (time spent waiting for a core is not counted) nor a slow moment (it falls on
+    every function of a round) tilts one side of a ratio."""
     best = {k: float("inf") for k in fns}
     for _ in range(repeat):
         for k, fn in fns.items():
-            best[k] = min(best[k], best_of(fn, 1))
+            best[k] = min(best[k], best_of(fn, 1, time.process_time))
     return best
 
 
 def table_speed(sizes: tuple[int, ...] = (10**3, 10**4, 10**5), big: tuple[str, ...] = ("mlp",)
                 ) -> None:
     row("\n1. Order search and planners vs a graphlib topological sort of the same training graph")
-    row("   (ms; ratios to the sort in the same run; interleaved, best of 5, 3 at 1e5, 1 at 1e6;")
+    row("   (CPU ms; ratios to the sort in the same run; interleaved, best of 5, 3 at 1e5, 1 at 1e6;")
     row(f"   load average {os.getloadavg()[0]:.1f} at the start)")
     row(f"{'graph':<10}{'nodes':>9}{'sort':>10}{'order':>10}{'ratio':>7}{'plan_memory':>12}"
         f"{'ratio':>7}{'plan_offsets':>13}{'ratio':>7}")

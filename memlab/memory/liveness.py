@@ -12,7 +12,7 @@ solver and report:
 * an op's **workspace** (:mod:`memlab.graph.workspace`, scratch such as cuDNN's) is alive during
   its own step only;
 * **in place** (p.19-20): when an op is the last reader of an input it may overwrite, of its own
-  size (:meth:`IndexedGraph.partner`), the two may share one block, and the bytes of that step
+  size (:meth:`IndexedGraph.partners`), the two may share one block, and the bytes of that step
   count it once.
 
 :class:`IndexedGraph` holds a graph on integers (one depth-first walk); :meth:`IndexedGraph.steps`
@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import CycleError, PlanError
 from ..graph import Node, as_list, check_order
+from ..graph.node import Op
 
 
 def distinct_inputs(node: Node) -> Sequence[Node]:
@@ -41,6 +42,14 @@ def distinct_inputs(node: Node) -> Sequence[Node]:
     if len(inputs) == 2:
         return inputs if inputs[0] is not inputs[1] else inputs[:1]
     return tuple(dict.fromkeys(inputs))
+
+
+def _workspace(node: Node) -> int:
+    """``node.op.workspace(node)``, read from ``node.attrs`` without the call when the op keeps
+    :class:`~memlab.graph.node.Op`'s rule (a graph of 1e5 nodes asks it 1e5 times)."""
+    if type(node.op).workspace is Op.workspace:
+        return node.attrs.get("workspace", 0) if node.attrs else 0
+    return node.op.workspace(node)
 
 
 class IndexedGraph:
@@ -74,13 +83,21 @@ class IndexedGraph:
                     stack.pop()
                     state[node] = len(nodes)
                     nodes.append(node)
-                    ins.append([state[x] for x in distinct_inputs(node)])
+                    xs = node.inputs         # distinct_inputs, on indices (inlined: once a node)
+                    if len(xs) == 1:
+                        ins.append([state[xs[0]]])
+                    elif len(xs) == 2:
+                        a, b = state[xs[0]], state[xs[1]]
+                        ins.append([a] if a == b else [a, b])
+                    else:
+                        ins.append(list(dict.fromkeys([state[x] for x in xs])))
         self.nodes, self.index, self.ins = nodes, state, ins
         self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
-        self.work = [n.op.workspace(n) if n.op.computes else 0 for n in nodes]
+        self.work = [_workspace(n) if n.op.computes else 0 for n in nodes]
         self.outs = list(dict.fromkeys(state[o] for o in outs))
         self._readers: list[list[int]] | None = None
         self._edges: tuple[np.ndarray, np.ndarray] | None = None
+        self._bytes: np.ndarray | None = None          # ``size`` as an array (every peak reads it)
         self._candidates: dict[int, list[int]] = {}
 
     def __len__(self) -> int:
@@ -107,8 +124,9 @@ class IndexedGraph:
         ``len(order)`` for an output (kept to the end)."""
         v = len(self.nodes)
         if self._edges is None:
-            self._edges = (np.array(list(chain.from_iterable(self.ins)), np.int64),
-                           np.repeat(np.arange(v), [len(xs) for xs in self.ins]))
+            counts = np.fromiter(map(len, self.ins), np.int64, v)
+            self._edges = (np.fromiter(chain.from_iterable(self.ins), np.int64, int(counts.sum())),
+                           np.repeat(np.arange(v), counts))
         src, dst = self._edges
         first = np.empty(v, np.int64)
         first[np.asarray(order, np.int64)] = np.arange(v)
@@ -122,46 +140,63 @@ class IndexedGraph:
         (:func:`inplace_candidates`), as indices."""
         c = self._candidates.get(i)
         if c is None:
-            c = self._candidates[i] = self.positions(inplace_candidates(self.nodes[i]))
+            index = self.index
+            c = self._candidates[i] = [index[x] for x in inplace_candidates(self.nodes[i])]
         return c
 
     def partner(self, i: int, step: int, last: Sequence[int],
                 accept: Callable[[int, int], bool] | None = None) -> int:
-        """The input op ``i`` writes its output over at ``step`` (p.19-20), or -1: the first of its
-        :meth:`candidates` whose last reader (``last``: steps, :meth:`steps`) is this step, so
-        never an output (kept to the end) nor a value read again later; ``accept(i, x)`` may
-        refuse a candidate ``x`` (colours, p.24). The op is asked only when some input of its
-        size dies here (on a big graph, most steps have none)."""
-        size = self.size
-        s = size[i]
-        for x in self.ins[i]:
-            if last[x] == step and size[x] == s:
-                break
-        else:
-            return -1
-        for x in self.candidates(i):
-            if last[x] == step and (accept is None or accept(i, x)):
-                return x
-        return -1
+        """The input op ``i`` writes its output over at ``step`` (p.19-20), or -1 (the rule of
+        :meth:`partners`, at one step)."""
+        return self.partners([i], last, accept, step)[0]
+
+    def partners(self, order: Sequence[int], last: Sequence[int],
+                 accept: Callable[[int, int], bool] | None = None, start: int = 0) -> list[int]:
+        """For each step of ``order`` (numbered from ``start``), the input its op writes its output
+        over (p.19-20), or -1: the first of the op's :meth:`candidates` whose last reader
+        (``last``: steps, :meth:`steps`) is this step, so never an output (kept to the end) nor
+        a value read again later; ``accept(i, x)`` may refuse a candidate ``x`` of op ``i``
+        (colours, p.24). A given value (0 bytes) has none. The candidates are looked up only at
+        a step where some input of the op's size dies (on a big graph, most steps have none)."""
+        size, ins, found = self.size, self.ins, self._candidates
+        out = [-1] * len(order)
+        for k, i in enumerate(order):
+            s = size[i]
+            if not s:
+                continue
+            step = start + k
+            for x in ins[i]:
+                if last[x] == step and size[x] == s:
+                    break
+            else:
+                continue
+            c = found.get(i)
+            if c is None:
+                c = self.candidates(i)
+            for x in c:
+                if last[x] == step and (accept is None or accept(i, x)):
+                    out[k] = x
+                    break
+        return out
 
     def step_bytes(self, order: Sequence[int], inplace: bool = False) -> np.ndarray:
         """**The rule**: bytes alive at each step ``0 .. len(order)`` of ``order`` (the last entry:
         the outputs kept to the end): every computed value from its step to its last reader's,
         each op's workspace at its step, and, with ``inplace``, an input the op writes over
-        (:meth:`partner`) counted once with its output at that step (p.20). Its maximum is the
+        (:meth:`partners`) counted once with its output at that step (p.20). Its maximum is the
         order's peak (seed 002, "Sequential problem")."""
         first, last = self.steps(order)
         v = len(self.nodes)
-        curve = live_curve(first, last, self.size, v + 1)
+        if self._bytes is None:
+            self._bytes = np.asarray(self.size, np.int64)
+        curve = live_curve(first, last, self._bytes, v + 1)
         if any(self.work):
             np.add.at(curve, first, np.asarray(self.work, np.int64))
         if inplace:
-            last_l, size, partner = last.tolist(), self.size, self.partner
-            for step, i in enumerate(order):
-                if size[i]:
-                    x = partner(i, step, last_l)
-                    if x >= 0:
-                        curve[step] -= size[x]
+            size = self.size
+            for step, x in enumerate(self.partners(order, last.tolist())):
+                if x >= 0:
+                    curve[step] -= size[x]
         return curve
 
     def peak(self, order: Sequence[int], inplace: bool = False) -> int:
@@ -231,16 +266,16 @@ class Liveness:
 
     def clusters(self, inplace: bool = True) -> list[list[int]]:
         """Computed values (indices) grouped into in-place chains (p.19), in order: each op
-        joins the chain of the input it writes over (:meth:`IndexedGraph.partner`) when that
+        joins the chain of the input it writes over (:meth:`IndexedGraph.partners`) when that
         input ends its chain. Each chain can live in one block."""
-        g, last = self.graph, self.last_step
-        size, partner = g.size, g.partner
+        g, order = self.graph, self.indices
+        size = g.size
+        partners = g.partners(order, self.last_step) if inplace else [-1] * len(order)
         chain_of: dict[int, int] = {}
         chains: list[list[int]] = []
-        for step, i in enumerate(self.indices):
+        for i, x in zip(order, partners):
             if not size[i]:
                 continue
-            x = partner(i, step, last) if inplace else -1
             if x >= 0 and chains[chain_of[x]][-1] == x:
                 chain_of[i] = chain_of[x]
                 chains[chain_of[x]].append(i)
@@ -311,13 +346,17 @@ def lifetimes(order: Sequence[Node], outputs: Iterable[Node]) -> dict[Node, tupl
 def inplace_candidates(node: Node) -> list[Node]:
     """The computed inputs ``node`` may write its output over if it is their last reader: in the
     positions ``node.op.inplace(node)`` allows, of ``node``'s bytes (each once). The rule of
-    :meth:`IndexedGraph.partner`, before knowing which inputs die at ``node``."""
-    found: dict[Node, None] = {}
-    for i in node.op.inplace(node):
-        x = node.inputs[i]
-        if x.op.computes and x.nbytes == node.nbytes:
-            found.setdefault(x, None)
-    return list(found)
+    :meth:`IndexedGraph.partners`, before knowing which inputs die at ``node``."""
+    op = node.op
+    if type(op).inplace is Op.inplace:
+        return []                                # the op keeps Op's rule: never in place
+    found: list[Node] = []
+    inputs, nbytes = node.inputs, node.nbytes
+    for i in op.inplace(node):
+        x = inputs[i]
+        if x.nbytes == nbytes and x.op.computes and x not in found:
+            found.append(x)
+    return found
 
 
 def inplace_clusters(liveness: Liveness, inplace: bool = True) -> list[list[Node]]:

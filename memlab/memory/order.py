@@ -39,6 +39,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
+from operator import is_
 from typing import Iterable, Iterator, Sequence
 
 from ..errors import PlanError
@@ -199,27 +200,30 @@ def _greedy(graph: IndexedGraph) -> list[int]:
     """Of the ready ops, run the one whose step changes the bytes held the least (its output, less
     the inputs it is the last to read); ties to the depth-first position. Each op's score is set
     when it gets ready and lowered (a new heap entry; the stale one is skipped) when an input's
-    other readers have all run. Plain integer loops over the graph's index lists."""
+    other readers have all run. Plain integer loops over the graph's index lists; a heap entry is
+    the one integer ``score * V + node`` (``V`` nodes), which orders as ``(score, node)``."""
     ins, size, readers = graph.ins, graph.size, graph.readers
+    v = len(ins)
     left = [len(r) for r in readers]                        # readers yet to run
     waiting = [len(xs) for xs in ins]                       # inputs yet to run
     frees = size[:]                                         # bytes freed after the last reader
     for o in graph.outs:
         frees[o] = 0
-    score: list[int | None] = [None] * len(ins)             # a ready op's score, else None
+    entry: list[int | None] = [None] * v                    # a ready op's heap entry, else None
     heap = []
     for i, w in enumerate(waiting):
         if not w:
-            score[i] = size[i]
-            heap.append((size[i], i))
+            entry[i] = e = size[i] * v + i
+            heap.append(e)
     heapify(heap)
     order: list[int] = []
     append = order.append
     while heap:
-        s, n = heappop(heap)
-        if score[n] != s:
+        e = heappop(heap)
+        n = e % v
+        if entry[n] != e:
             continue                                        # run already, or a stale score
-        score[n] = None
+        entry[n] = None
         append(n)
         for x in ins[n]:
             k = left[x] = left[x] - 1
@@ -227,10 +231,10 @@ def _greedy(graph: IndexedGraph) -> list[int]:
                 for r in readers[x]:
                     if waiting[r]:
                         break                               # not ready yet: scored when it is
-                    t = score[r]
+                    t = entry[r]
                     if t is not None:
-                        t = score[r] = t - frees[x]
-                        heappush(heap, (t, r))
+                        t = entry[r] = t - frees[x] * v
+                        heappush(heap, t)
                         break
         for r in readers[n]:
             w = waiting[r] = waiting[r] - 1
@@ -239,8 +243,8 @@ def _greedy(graph: IndexedGraph) -> list[int]:
                 for x in ins[r]:
                     if left[x] == 1:
                         t -= frees[x]
-                score[r] = t
-                heappush(heap, (t, r))
+                entry[r] = t = t * v + r
+                heappush(heap, t)
     return order
 
 
@@ -254,38 +258,42 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     the creation id and the gradient of the node it rebuilds."""
     nodes, ins = graph.nodes, graph.ins
     v = len(nodes)
-    origin = [rebuilt_from(n) for n in nodes]
+    origin = list(map(rebuilt_from, nodes))
     ids = [o.id for o in origin]
-    version = dict(zip(origin, range(v)))                  # original -> its index here
+    # original -> its index here (the graph's own index when no node is a rebuilt copy)
+    version = (graph.index if all(map(is_, origin, nodes)) else dict(zip(origin, range(v)))).get
     grad_of = [-1] * v                                      # a gradient -> its value's id
     seeds = False
-    for i, o in enumerate(origin):
-        a = adjoint_of(o)
+    for i, a in enumerate(map(adjoint_of, origin)):
         if a is not None:
-            k = version.get(a)
+            k = version(a)
             if k is not None:
                 grad_of[k] = nodes[i].id
                 seeds = True
     if not seeds:
         return _by_key(graph, [(0, 0, i) for i in ids])
-    group = [-1] * v                                        # a backward op's group, else -1
+    none = 1 << 62                                          # no group: a forward node
+    group = [none] * v                                      # a backward op's group
+    inherit = [none] * v                                    # what a reader's group takes from it
     for i, xs in enumerate(ins):
-        g = -1
-        for x in xs:
-            h = grad_of[x] if grad_of[x] >= 0 else group[x]
-            if h >= 0 and (g < 0 or h < g):
-                g = h
-        if g < 0:
+        if len(xs) == 1:
+            g = inherit[xs[0]]
+        elif xs:
+            g = min([inherit[x] for x in xs])
+        else:
+            g = none
+        if g == none and grad_of[i] >= 0:
             g = grad_of[i]                                  # the seed of the backward pass
         group[i] = g
+        inherit[i] = grad_of[i] if grad_of[i] >= 0 else g
     first_reader = [-1] * v
     forward_read = bytearray(v)
     for o in graph.outs:
         forward_read[o] = 1
     for i in range(v - 1, -1, -1):
         g = group[i]
-        if g < 0:
-            if nodes[i].op.computes and not forward_read[i] and first_reader[i] >= 0:
+        if g == none:
+            if first_reader[i] >= 0 and not forward_read[i] and nodes[i].op.computes:
                 g = group[i] = first_reader[i]              # made for the backward pass
             else:
                 for x in ins[i]:
@@ -294,18 +302,25 @@ def _autograd(graph: IndexedGraph) -> list[int]:
         for x in ins[i]:
             if first_reader[x] < g:
                 first_reader[x] = g
-    return _by_key(graph, [(1, -g, k) if g >= 0 else (0, 0, k) for g, k in zip(group, ids)])
+    span = max(ids) + 1                     # the key (forward first, -group, id) as one int
+    top = (max(g for g in group if g != none) + 1) * span
+    return _by_key(graph, [k if g == none else top - g * span + k for g, k in zip(group, ids)])
 
 
-def _by_key(graph: IndexedGraph, key: list[tuple[int, int, int]]) -> list[int]:
+def _by_key(graph: IndexedGraph, key: list[int] | list[tuple[int, int, int]]) -> list[int]:
     """The topological order that runs, at each step, the ready node of least ``key`` (ties to the
-    depth-first position): a Kahn sort whose heap holds each node's rank in that sort order."""
+    depth-first position): a Kahn sort whose heap holds each node's rank in that sort order. When
+    every node ranks after its inputs, the least unrun node is always ready, and that order is
+    the sorted one itself (the autograd key on a training graph: no heap needed)."""
     n = len(key)
     by_rank = sorted(range(n), key=key.__getitem__)        # stable: ties keep depth-first order
     rank = [0] * n
     for r, i in enumerate(by_rank):
         rank[i] = r
-    waiting = [len(xs) for xs in graph.ins]
+    ins = graph.ins
+    if all(rank[x] < r for r, xs in zip(rank, ins) for x in xs):
+        return by_rank
+    waiting = [len(xs) for xs in ins]
     readers = graph.readers
     heap = [rank[i] for i in range(n) if not waiting[i]]
     heapify(heap)

@@ -21,10 +21,10 @@ over the order (:func:`~memlab.graph.last_readers`). So the planner tests "is
 this op the last reader of x?" where the slide counts down, and keeps the
 counts themselves only for the trace (``trace=True``), where the steppers show
 them; both give the same plan (tested). The default order is the memory-aware
-one (:func:`~memlab.memory.order.memory_order`, seed 002 part 1), which costs a
-few walks of the graph; with ``order="dfs"`` the depth-first walk that finds the
-order also finds the last readers, and planning costs less than a topological
-sort with :mod:`graphlib` (``bench/planning.py``).
+one (:func:`~memlab.memory.order.memory_order`, seed 002 part 1), which builds four
+whole orders and measures each (about one topological sort with :mod:`graphlib`);
+with ``order="dfs"`` the depth-first walk that finds the order also finds the last
+readers, and planning costs about one such sort (``bench/planning.py``).
 
 An op with a **workspace** (:mod:`memlab.graph.workspace`, scratch held while it runs) takes a
 tag for it after its output's, by the same rules (from the box, else a new one), and puts it back
@@ -277,6 +277,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     same_color = (lambda i, x: colour[i] == colour[x]) if colour else None
     box = Box(match)
     take, put, partner = box.take, box.put, graph.partner
+    # in place everywhere: every step's partner in one pass (the rule of IndexedGraph.partners)
+    sources = graph.partners(liveness.indices, last, same_color) if inplace is True else None
     pairs = plan.inplace_pairs
     stored: list[int] = []                             # bytes of each tag (a list while planning)
     for step, i in enumerate(liveness.indices):
@@ -285,9 +287,12 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
             continue                                   # placeholders and constants are given
         c = colour[i] if colour else 0
         # 1. in-place: take the tag of an input this op may overwrite, by the one rule of
-        # :meth:`~.liveness.IndexedGraph.partner` (this op is its last reader, same size)
+        # :meth:`~.liveness.IndexedGraph.partners` (this op is its last reader, same size)
         allowed = inplace if may_inplace is None else may_inplace(nodes[i])
-        source = partner(i, step, last, same_color) if allowed else -1
+        if sources is not None:
+            source = sources[step]
+        else:
+            source = partner(i, step, last, same_color) if allowed else -1
         if source >= 0:
             t, action = tag_of[source], "inplace"
             pairs.append((nodes[source], nodes[i]))
