@@ -69,37 +69,9 @@ def test_the_rule_catches_a_double_figure_and_a_raw_string():
     assert problems([fine]) == []
 
 
-def widget_problems(nb: dict) -> list[str]:
-    """One line per widget Output (a slider's or a stepper's, in the saved widget state) that
-    stores the same picture twice: a drawing shown with display() and again by the inline backend."""
-    state = nb.get("metadata", {}).get("widgets", {}).get(
-        "application/vnd.jupyter.widget-state+json", {}).get("state", {})
-    out = []
-    for model_id, model in state.items():
-        if model.get("model_name") != "OutputModel":
-            continue
-        figs = [_text(o["data"][m]) for o in model.get("state", {}).get("outputs", [])
-                for m in ("image/svg+xml", "image/png") if m in o.get("data", {})]
-        if len(figs) != len(set(figs)):
-            out.append(f"widget output {model_id[:8]}: the same figure is stored twice")
-    return out
-
-
-@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
-def test_each_widget_output_stores_a_figure_once(path):
-    bad = widget_problems(json.loads(path.read_text()))
-    assert not bad, (f"{path.name}: draw the figure once in the widget's callback (return or "
-                     "plt.close it, do not display() it as well):\n" + "\n".join(bad))
-
-
-def test_the_widget_rule_catches_a_double_figure():
-    svg = {"image/svg+xml": "<svg>fig</svg>", "text/plain": "<Figure>"}
-    out = lambda *outs: {"model_name": "OutputModel", "state": {"outputs": list(outs)}}
-    nb = {"metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": {
-        "aaaaaaaa1": out({"output_type": "display_data", "data": svg},
-                         {"output_type": "display_data", "data": dict(svg)}),
-        "bbbbbbbb2": out({"output_type": "display_data", "data": svg})}}}}}
-    assert widget_problems(nb) == ["widget output aaaaaaaa: the same figure is stored twice"]
+# Widget Outputs holding a figure twice are refused when a lesson is executed (the rule is
+# scripts/execute_notebooks.py's twice_stored_figures, tested in tests/site/test_stored_weight.py),
+# and no stored lesson keeps an Output model's state.
 
 
 #: op names whose auto-generated node names (``matmul_11804``) must not reach a stored output
