@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,40 +20,29 @@ from pathlib import Path
 
 import pytest
 
+from browser import CHROMIUM, free_port, why_skip
+
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = ROOT / "artifacts" / "browser"
 
 pytestmark = pytest.mark.browser
 
 
-def _why_skip() -> str | None:
-    if not CHROMIUM.exists():
-        return "Chromium is not installed at /usr/bin/chromium (make test installs it with apt-get as root)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright Python package is missing (pip install -e '.[test]')"
-    return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server over a copy of lessons/ (autosave must not touch the repository)."""
-    reason = _why_skip()
+    reason = why_skip()
     if reason:
         pytest.skip(reason)
     work = tmp_path_factory.mktemp("lab")
     root = work / "lessons"
     shutil.copytree(ROOT / "lessons", root)
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(work / "config"), JUPYTER_RUNTIME_DIR=str(work / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(work / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(work / "ws"))
     # Answer JupyterLab's "receive news?" question in advance, so no pop-up covers the page.

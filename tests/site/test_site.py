@@ -25,11 +25,12 @@ from urllib.parse import unquote, urljoin, urlparse
 import nbformat
 import pytest
 
+from browser import CHROMIUM, why_skip
+
 ROOT = Path(__file__).resolve().parents[2]
 #: the stored lessons the site is built from (another folder: e.g. scratch copies re-executed)
 LESSONS = Path(os.environ.get("MEMLAB_SITE_LESSONS", ROOT / "lessons"))
 SUBSET = tuple(os.environ.get("MEMLAB_SITE_SUBSET", "01,03,12").split(","))   # the naive executor's stepper; planning steppers and a slider;
-CHROMIUM = Path("/usr/bin/chromium")  # the T_K explorer and the Dask order explorer
 
 
 @pytest.fixture(scope="module")
@@ -157,14 +158,6 @@ def test_every_public_name_has_an_api_entry(site):
 
 
 # ------------------------------------------------------------------------------ in Chromium
-def _why_skip() -> str | None:
-    if not CHROMIUM.exists():
-        return "Chromium is not installed at /usr/bin/chromium (make test installs it as root)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright Python package is missing"
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +176,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def browser():
-    reason = _why_skip()
+    reason = why_skip()
     if reason:
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright

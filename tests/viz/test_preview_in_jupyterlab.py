@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from browser import CHROMIUM, free_port, why_skip
+
 CELLS = [
     "from memlab import viz\n"
     "frames = [viz.Frame('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"120\" height=\"30\">'\n"
@@ -32,14 +32,6 @@ CELLS = [
 ]
 
 
-def _why_skip() -> str | None:
-    if not CHROMIUM.exists():
-        return "Chromium is not installed at /usr/bin/chromium (make test installs it as root)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright Python package is missing"
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +47,14 @@ def unrun(tmp_path_factory) -> Path:
 
 @pytest.mark.browser
 def test_an_unrun_notebook_shows_each_first_frame_and_one_line(unrun, tmp_path):
-    reason = _why_skip()
+    reason = why_skip()
     if reason:
         pytest.skip(reason)
     settings = tmp_path / "settings" / "@jupyterlab"
     (settings / "apputils-extension").mkdir(parents=True)
     (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false"}))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
                JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"), JUPYTER_DATA_DIR=str(tmp_path / "data"),
                JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
