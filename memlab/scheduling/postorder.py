@@ -13,10 +13,13 @@ Everything here is iterative (no recursion), so deep trees are fine.
 """
 from __future__ import annotations
 
+from operator import add, sub
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import TreeError
-from .treebase import Tree, check_tree
+from .treebase import BreadthFirst, Tree, breadth_first, check_tree
 
 __all__ = ["postorder_peak", "best_postorder", "postorder_from_children",
            "subtree_postorder_peaks", "best_child_order", "postorder_terms"]
@@ -81,23 +84,30 @@ def postorder_from_children(tree: Tree, children: Sequence[Sequence[int]]) -> li
     return out
 
 
-def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
-    """Liu's rule: each node's children sorted by non-increasing P_i - f_i, and
-    the resulting subtree peaks (Liu 1986; seed 002, "Liu's best post-order"), in one bottom-up
-    pass of plain loops (the post-order formula of :func:`_combine`, inlined)."""
-    f, m, tree_children = tree.f, tree.m, tree.children
-    n = tree.n
-    P = [0.0] * n
-    key = [0.0] * n                                    # f_i - P_i: ascending is Liu's order
-    children = list(tree_children)                     # the tree's lists where not reordered
+def _ranked_children(bf: BreadthFirst) -> tuple[list[Sequence[int] | None], list[float]]:
+    """Liu's rule in breadth-first positions: for each position its children sorted by
+    non-increasing P_i - f_i where it has two or more (``None`` for one or none), and the
+    subtree peaks, in one bottom-up pass of plain loops (the post-order formula of
+    :func:`_combine`, inlined)."""
+    first, count, f, m = bf.first, bf.count, bf.f, bf.m
+    n = len(f)
+    P = list(map(add, m, f))                           # m + f: a leaf's peak
+    key = list(map(sub, f, P))                         # f_i - P_i: ascending is Liu's order
+    ranked: list[Sequence[int] | None] = [None] * n
     by_key = key.__getitem__
-    for v in reversed(tree.bfs):
-        kids = tree_children[v]
-        if not kids:
-            p = m[v] + f[v]
+    for v in range(n - 1, -1, -1):
+        deg = count[v]
+        if not deg:
+            continue
+        c = first[v]
+        if deg == 1:
+            best = P[c]
+            p = f[c] + m[v] + f[v]
         else:
-            if len(kids) > 1:
-                kids = children[v] = sorted(kids, key=by_key)   # stable
+            if deg == 2:                               # sorted() is stable: a tie keeps c first
+                kids = ranked[v] = [c + 1, c] if key[c + 1] < key[c] else range(c, c + 2)
+            else:
+                kids = ranked[v] = sorted(range(c, c + deg), key=by_key)
             acc = best = 0.0
             for c in kids:
                 t = acc + P[c]
@@ -105,19 +115,49 @@ def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
                     best = t
                 acc += f[c]
             p = acc + m[v] + f[v]
-            if best > p:
-                p = best
+        if best > p:
+            p = best
         P[v] = p
         key[v] = f[v] - p
-    return children, P
+    return ranked, P
+
+
+def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
+    """Liu's rule: each node's children sorted by non-increasing P_i - f_i, and
+    the resulting subtree peaks (Liu 1986; seed 002, "Liu's best post-order")."""
+    bf = breadth_first(tree)
+    ranked, P = _ranked_children(bf)
+    node = bf.node.tolist()
+    children = list(tree.children)                     # the tree's lists where not reordered
+    for v, kids in enumerate(ranked):
+        if kids is not None:
+            children[node[v]] = [node[c] for c in kids]
+    peaks = np.empty(tree.n)
+    peaks[bf.node] = P
+    return children, peaks.tolist()
 
 
 def best_postorder(tree: Tree) -> tuple[list[int], float]:
     """Best post-order traversal ``(order, peak)`` (Liu 1986: subtrees in
     non-increasing P_i - f_i; seed 002, "Liu's best post-order traversals")."""
     check_tree(tree, "best_postorder: tree")
-    children, P = best_child_order(tree)
-    return postorder_from_children(tree, children), P[tree.root]
+    bf = breadth_first(tree)
+    ranked, P = _ranked_children(bf)
+    first, count = bf.first, bf.count
+    out: list[int] = []                                # as postorder_from_children, in positions
+    append, stack = out.append, [0]
+    push, pop, extend = stack.append, stack.pop, stack.extend
+    while stack:
+        v = pop()
+        append(v)
+        if count[v]:
+            kids = ranked[v]
+            if kids is None:                           # one child
+                push(first[v])
+            else:
+                extend(kids)
+    out.reverse()
+    return bf.node[out].tolist(), P[0]
 
 
 def postorder_terms(tree: Tree, v: int | None = None,

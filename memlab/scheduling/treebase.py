@@ -16,7 +16,7 @@ without recursion so trees of 10^5 nodes and more are fine.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 import numbers
 
@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import TreeError, check_int, check_list
 
-__all__ = ["Tree", "peak", "memory_profile", "outtree_peak", "check_traversal", "check_tree"]
+__all__ = ["Tree", "BreadthFirst", "breadth_first", "peak", "memory_profile", "outtree_peak",
+           "check_traversal", "check_tree"]
 
 
 class Tree:
@@ -144,6 +145,31 @@ class Tree:
         idx = {v: j for j, v in enumerate(nodes)}
         par = [-1 if v == r else idx[self.parent[v]] for v in nodes]
         return Tree(par, [self.f[v] for v in nodes], [self.m[v] for v in nodes])
+
+
+class BreadthFirst(NamedTuple):
+    """The tree renumbered by breadth-first position (the root is 0): position ``k`` holds node
+    ``node[k]``, its children are the positions ``first[k] .. first[k] + count[k] - 1`` in the
+    order of ``tree.children``, and ``f[k]``, ``m[k]`` are its sizes. Bottom-up passes then run
+    over ``k = n-1 .. 0`` and read their children from neighbouring positions (memory locality:
+    on trees of 10^6 nodes, reading lists in BFS order costs several times a sequential read)."""
+
+    node: np.ndarray
+    first: list[int]
+    count: list[int]
+    f: list[float]
+    m: list[float]
+
+
+def breadth_first(tree: Tree) -> BreadthFirst:
+    """The breadth-first numbering of ``tree`` (:class:`BreadthFirst`), built with numpy."""
+    n = tree.n
+    node = np.fromiter(tree.bfs, np.int64, n)
+    count = np.fromiter(map(len, tree.children), np.int64, n)[node]
+    first = np.cumsum(count) - count + 1      # BFS lists each node's children together, in order
+    return BreadthFirst(node, first.tolist(), count.tolist(),
+                        np.fromiter(tree.f, np.float64, n)[node].tolist(),
+                        np.fromiter(tree.m, np.float64, n)[node].tolist())
 
 
 def check_tree(tree: object, what: str) -> Tree:
