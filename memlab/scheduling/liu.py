@@ -1,8 +1,8 @@
-"""Liu's exact minimum-memory traversal of an in-tree (Liu 1987; seed 002).
+"""Liu's exact minimum-memory traversal of an in-tree (Liu 1987).
 
-The best post-order can be arbitrarily worse than the best traversal (seed
-002, "Post-order is not optimal"). Liu's 1987 algorithm ("An application of
-generalized tree pebbling to sparse matrix factorization") finds an optimal
+The best post-order can be arbitrarily worse than the best traversal (scheduling slides, "Post-order
+is not optimal"). Liu's 1987 algorithm (J. W. H. Liu, "An application of generalized tree pebbling
+to sparse matrix factorization", SIAM J. Algebraic Discrete Methods 8(3), 1987) finds an optimal
 traversal without search, by describing the memory profile of a subtree's
 optimal traversal as a sequence of *hill-valley segments*:
 
@@ -22,7 +22,8 @@ the merge key ``a - d`` and the fusion test (``a_1 <= d_1 + a_2`` for hills,
 ``d_2 <= 0`` for valleys) do not depend on where the sequence starts, so a
 child's segments are merged without being shifted, and fusing two runs of
 nodes is O(1). Everything is iterative; a node with one child reuses its
-child's list, so chains cost O(1) per node amortized.
+child's list, so chains cost O(1) per node amortized. The pass runs over breadth-first positions
+(:func:`~memlab.scheduling.treebase.breadth_first`), where a node's children are neighbours.
 """
 from __future__ import annotations
 
@@ -146,7 +147,7 @@ def segments(tree: Tree) -> list[tuple[float, float]]:
 
 def optimal_traversal(tree: Tree) -> tuple[list[int], float]:
     """Minimum-peak traversal ``(order, peak)`` by Liu's 1987 hill-valley
-    segment merging (exact, polynomial; seed 002, "Post-order is not optimal")."""
+    segment merging (exact, polynomial; scheduling slides, "Post-order is not optimal")."""
     check_tree(tree, "optimal_traversal: tree")
     root_segs, nxt, _, bf = _segment_lists(tree)
     for s, t in zip(root_segs, root_segs[1:]):

@@ -1,14 +1,15 @@
-"""Post-order traversals of in-trees and Liu's best post-order (seed 002).
+"""Post-order traversals of in-trees and Liu's best post-order (Liu 1986).
 
 A post-order processes the children's subtrees one after another, each one
 entirely (depth-first). With ``P_j`` the peak and ``f_j`` the residual of the
-j-th subtree, the peak of node R is (seed 002, "Post-order traversals for
+j-th subtree, the peak of node R is (scheduling slides, "Post-order traversals for
 tree")
 
     max( max_j (P_j + sum_{i<j} f_i),  sum_i f_i + m_R + f_R ).
 
-Liu (1986) showed the best post-order sorts the children by non-increasing
-``P_i - f_i`` (seed 002, "Liu's best post-order traversals for trees").
+Liu (J. W. H. Liu, "On the storage requirement in the out-of-core multifrontal method for sparse
+factorization", ACM TOMS 12(3), 1986) showed the best post-order sorts the children by
+non-increasing ``P_i - f_i`` (scheduling slides, "Liu's best post-order traversals for trees").
 Everything here is iterative (no recursion), so deep trees are fine.
 """
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _check_child_order(tree: Tree, child_order: dict[int, Sequence[int]] | Seque
 
 def subtree_postorder_peaks(tree: Tree, children: Sequence[Sequence[int]]) -> list[float]:
     """Peak ``P_i`` of each subtree when every node processes its children in
-    the given order (seed 002 post-order formula, applied bottom-up)."""
+    the given order (scheduling slides' post-order formula, applied bottom-up)."""
     P = [0.0] * tree.n
     for v in tree.bottom_up():
         P[v] = _combine(tree, v, children[v], P)
@@ -62,8 +63,8 @@ def subtree_postorder_peaks(tree: Tree, children: Sequence[Sequence[int]]) -> li
 def postorder_peak(tree: Tree, child_order: dict[int, Sequence[int]] | Sequence[Sequence[int]] | None = None
                    ) -> float:
     """Peak of the post-order where node v visits its children in ``child_order[v]``
-    (default: the order of ``tree.children``), by the seed's recursive formula
-    max(max_j (P_j + sum_{i<j} f_i), sum_i f_i + m_R + f_R) (seed 002, "Post-order traversals").
+    (default: the order of ``tree.children``), by the slides' recursive formula
+    max(max_j (P_j + sum_{i<j} f_i), sum_i f_i + m_R + f_R) (scheduling slides, "Post-order traversals").
     """
     check_tree(tree, "postorder_peak: tree")
     children = tree.children if child_order is None else _check_child_order(tree, child_order)
@@ -124,7 +125,7 @@ def _ranked_children(bf: BreadthFirst) -> tuple[list[Sequence[int] | None], list
 
 def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
     """Liu's rule: each node's children sorted by non-increasing P_i - f_i, and
-    the resulting subtree peaks (Liu 1986; seed 002, "Liu's best post-order")."""
+    the resulting subtree peaks (Liu 1986; scheduling slides, "Liu's best post-order")."""
     bf = breadth_first(tree)
     ranked, P = _ranked_children(bf)
     node = bf.node.tolist()
@@ -139,7 +140,7 @@ def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
 
 def best_postorder(tree: Tree) -> tuple[list[int], float]:
     """Best post-order traversal ``(order, peak)`` (Liu 1986: subtrees in
-    non-increasing P_i - f_i; seed 002, "Liu's best post-order traversals")."""
+    non-increasing P_i - f_i; scheduling slides, "Liu's best post-order traversals")."""
     check_tree(tree, "best_postorder: tree")
     bf = breadth_first(tree)
     ranked, P = _ranked_children(bf)
@@ -162,8 +163,8 @@ def best_postorder(tree: Tree) -> tuple[list[int], float]:
 
 def postorder_terms(tree: Tree, v: int | None = None,
                     child_order: Sequence[int] | None = None) -> list[tuple[int, float, float, float]]:
-    """The seed's post-order formula at node ``v`` (default the root), term by term
-    (seed 002, "Post-order traversals for tree"): one ``(child, P_j, held, term)``
+    """The slides' post-order formula at node ``v`` (default the root), term by term
+    (scheduling slides, "Post-order traversals for tree"): one ``(child, P_j, held, term)``
     per child in ``child_order`` (default the stored order), with ``held`` =
     sum_{i<j} f_i and ``term = P_j + held``, then ``(v, m_v + f_v, held,
     term)`` for the node itself. Children's P_j are their subtrees' post-order

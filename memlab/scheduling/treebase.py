@@ -1,4 +1,4 @@
-"""In-trees of tasks with execution and output data (seed 002, "Notations").
+"""In-trees of tasks with execution and output data (scheduling slides, "Notations").
 
 Node ``i`` of an in-tree has execution data ``m[i]`` and output data ``f[i]``;
 leaves have no input. A node may run once every child has run. While node
@@ -29,7 +29,7 @@ __all__ = ["Tree", "BreadthFirst", "breadth_first", "peak", "memory_profile", "o
 
 
 class Tree:
-    """An in-tree given by a parent array (seed 002, "Notations").
+    """An in-tree given by a parent array (scheduling slides, "Notations").
 
     ``parent[i]`` is the index of ``i``'s parent, ``-1`` marks the root (there
     must be exactly one); ``f[i]`` is the output size and ``m[i]`` the
@@ -102,7 +102,7 @@ class Tree:
         return cls(data["parent"], data["f"], data["m"])
 
     def memreq(self, i: int) -> float:
-        """MemReq(i) = sum of children's f + m_i + f_i (seed 002, "Notations")."""
+        """MemReq(i) = sum of children's f + m_i + f_i (scheduling slides, "Notations")."""
         return sum(self.f[c] for c in self.children[i]) + self.m[i] + self.f[i]
 
     def bottom_up(self) -> list[int]:
@@ -132,7 +132,8 @@ class Tree:
         return max(self.depths()) + 1
 
     def reversed_order(self, order: Sequence[int]) -> list[int]:
-        """The reverse of ``order``: a schedule of the out-tree (seed 002, "From in-trees to out-trees")."""
+        """The reverse of ``order``: a schedule of the out-tree (scheduling slides, "From in-trees
+        to out-trees")."""
         return list(order)[::-1]
 
     def subtree(self, r: int) -> "Tree":
@@ -204,7 +205,7 @@ def _sizes(values: Iterable[float], n: int, name: str) -> list[float]:
 
 def check_traversal(tree: Tree, order: Sequence[int]) -> list[int]:
     """Check that ``order`` is a traversal of the in-tree: a permutation of the
-    nodes where every node comes after all its children (seed 002, "Notations").
+    nodes where every node comes after all its children (scheduling slides, "Notations").
 
     Returns the order as a list of ints; raises TreeError naming the node.
     """
@@ -232,7 +233,7 @@ def check_traversal(tree: Tree, order: Sequence[int]) -> list[int]:
 def random_traversal(tree: Tree, seed: int | np.random.Generator | None = None) -> list[int]:
     """A uniformly chosen next step at every step: any node whose children are all done.
 
-    Any such order is a valid traversal (seed 002, "Notations": a node needs
+    Any such order is a valid traversal (scheduling slides, "Notations": a node needs
     all its children's outputs), not only a post-order.
     """
     rng = np.random.default_rng(seed)
@@ -251,7 +252,7 @@ def random_traversal(tree: Tree, seed: int | np.random.Generator | None = None) 
 
 
 def memory_profile(tree: Tree, order: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Memory while and after each step of a sequential traversal (seed 002, "Notations").
+    """Memory while and after each step of a sequential traversal (scheduling slides, "Notations").
 
     Returns ``(during, after)``: ``during[k]`` is the memory while ``order[k]``
     runs (held outputs + m + f of the running node), ``after[k]`` once it is
@@ -270,7 +271,7 @@ def memory_profile(tree: Tree, order: Sequence[int]) -> tuple[np.ndarray, np.nda
 
 
 def peak(tree: Tree, order: Sequence[int]) -> float:
-    """Peak memory of a sequential traversal of the in-tree (seed 002, "Notations").
+    """Peak memory of a sequential traversal of the in-tree (scheduling slides, "Notations").
 
     ``order`` must list every node once, each after its children; otherwise
     TreeError names the offending node.
@@ -287,7 +288,7 @@ def outtree_peak(tree: Tree, order: Sequence[int]) -> float:
     present from the start), needs ``m[i]``, and writes one datum ``f[c]`` for
     each out-tree child ``c`` (its in-tree children); then ``f[i]`` and
     ``m[i]`` are freed. This mirrors the in-tree model step by step, so by the
-    seed's theorem ("From in-trees to out-trees")
+    slides' theorem ("From in-trees to out-trees")
     ``outtree_peak(tree, order[::-1]) == peak(tree, order)``. ``order`` must
     be a traversal of the out-tree (every node after its in-tree parent).
     """
