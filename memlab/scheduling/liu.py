@@ -158,7 +158,7 @@ def optimal_traversal(tree: Tree) -> tuple[list[int], float]:
     while v != -1:
         append(v)
         v = nxt[v]
-    order = bf.node[walk].tolist()
+    order = bf.nodes(walk)
     peak = 0.0
     base = 0.0
     for s in root_segs:

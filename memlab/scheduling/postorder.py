@@ -85,54 +85,72 @@ def postorder_from_children(tree: Tree, children: Sequence[Sequence[int]]) -> li
     return out
 
 
-def _ranked_children(bf: BreadthFirst) -> tuple[list[Sequence[int] | None], list[float]]:
-    """Liu's rule in breadth-first positions: for each position its children sorted by
-    non-increasing P_i - f_i where it has two or more (``None`` for one or none), and the
-    subtree peaks, in one bottom-up pass of plain loops (the post-order formula of
-    :func:`_combine`, inlined)."""
+def _best_postorder_walk(bf: BreadthFirst) -> tuple[list[int], list[float]]:
+    """Liu's rule in breadth-first positions, in one bottom-up pass of plain loops (the
+    post-order formula of :func:`_combine`, inlined): the best post-order as positions, and every
+    subtree's peak by position.
+
+    Children are ranked by non-increasing P_i - f_i (a stable sort: ties keep the tree's order),
+    and the post-order is kept as links: ``head[v]`` is the first position of v's subtree in its
+    post-order (v itself is the last), ``nxt[c]`` what follows c, so ranking a node's children
+    links each child to the next child's head and the last child to the node."""
     first, count, f, m = bf.first, bf.count, bf.f, bf.m
     n = len(f)
     P = list(map(add, m, f))                           # m + f: a leaf's peak
     key = list(map(sub, f, P))                         # f_i - P_i: ascending is Liu's order
-    ranked: list[Sequence[int] | None] = [None] * n
+    nxt = [-1] * (n + 1)                               # nxt[n]: the first child's head
+    head = list(range(n))
     by_key = key.__getitem__
-    for v in range(n - 1, -1, -1):
+    for v in bf.inner:
         deg = count[v]
-        if not deg:
-            continue
         c = first[v]
         if deg == 1:
             best = P[c]
             p = f[c] + m[v] + f[v]
+            head[v] = head[c]
+            nxt[c] = v
         else:
-            if deg == 2:                               # sorted() is stable: a tie keeps c first
-                kids = ranked[v] = [c + 1, c] if key[c + 1] < key[c] else range(c, c + 2)
+            if deg == 2:                               # as sorted(): a tie keeps c first
+                kids = (c + 1, c) if key[c + 1] < key[c] else (c, c + 1)
             else:
-                kids = ranked[v] = sorted(range(c, c + deg), key=by_key)
+                kids = sorted(range(c, c + deg), key=by_key)
             acc = best = 0.0
+            prev = n
             for c in kids:
                 t = acc + P[c]
                 if t > best:
                     best = t
                 acc += f[c]
+                nxt[prev] = head[c]
+                prev = c
+            nxt[prev] = v
+            head[v] = nxt[n]
             p = acc + m[v] + f[v]
         if best > p:
             p = best
         P[v] = p
         key[v] = f[v] - p
-    return ranked, P
+    walk: list[int] = []
+    append = walk.append
+    v = head[0]
+    while v:                                           # the root, position 0, comes last
+        append(v)
+        v = nxt[v]
+    append(0)
+    return walk, P
 
 
 def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
     """Liu's rule: each node's children sorted by non-increasing P_i - f_i, and
-    the resulting subtree peaks (Liu 1986; scheduling slides, "Liu's best post-order")."""
+    the resulting subtree peaks (Liu 1986; scheduling slides, "Liu's best post-order"): the
+    children in the order the best post-order visits them."""
     bf = breadth_first(tree)
-    ranked, P = _ranked_children(bf)
-    node = bf.node.tolist()
-    children = list(tree.children)                     # the tree's lists where not reordered
-    for v, kids in enumerate(ranked):
-        if kids is not None:
-            children[node[v]] = [node[c] for c in kids]
+    walk, P = _best_postorder_walk(bf)
+    when = [0] * tree.n
+    for k, v in enumerate(bf.nodes(walk)):
+        when[v] = k
+    children = [sorted(kids, key=when.__getitem__) if len(kids) > 1 else kids
+                for kids in tree.children]
     peaks = np.empty(tree.n)
     peaks[bf.node] = P
     return children, peaks.tolist()
@@ -143,22 +161,8 @@ def best_postorder(tree: Tree) -> tuple[list[int], float]:
     non-increasing P_i - f_i; scheduling slides, "Liu's best post-order traversals")."""
     check_tree(tree, "best_postorder: tree")
     bf = breadth_first(tree)
-    ranked, P = _ranked_children(bf)
-    first, count = bf.first, bf.count
-    out: list[int] = []                                # as postorder_from_children, in positions
-    append, stack = out.append, [0]
-    push, pop, extend = stack.append, stack.pop, stack.extend
-    while stack:
-        v = pop()
-        append(v)
-        if count[v]:
-            kids = ranked[v]
-            if kids is None:                           # one child
-                push(first[v])
-            else:
-                extend(kids)
-    out.reverse()
-    return bf.node[out].tolist(), P[0]
+    walk, P = _best_postorder_walk(bf)
+    return bf.nodes(walk), P[0]
 
 
 def postorder_terms(tree: Tree, v: int | None = None,

@@ -151,26 +151,34 @@ class Tree:
 class BreadthFirst(NamedTuple):
     """The tree renumbered by breadth-first position (the root is 0): position ``k`` holds node
     ``node[k]``, its children are the positions ``first[k] .. first[k] + count[k] - 1`` in the
-    order of ``tree.children``, and ``f[k]``, ``m[k]`` are its sizes. Bottom-up passes then run
-    over ``k = n-1 .. 0`` and read their children from neighbouring positions (memory locality:
-    on trees of 10^6 nodes, reading lists in BFS order costs several times a sequential read)."""
+    order of ``tree.children``, and ``f[k]``, ``m[k]`` are its sizes; ``inner`` lists the
+    positions that have children from the last to the first. Bottom-up passes then run over
+    ``k = n-1 .. 0`` and read their children from neighbouring positions (memory locality: on trees
+    of 10^6 nodes, reading lists in BFS order costs several times a sequential read)."""
 
     node: np.ndarray
     first: list[int]
     count: list[int]
     f: list[float]
     m: list[float]
+    inner: list[int]
+
+    def nodes(self, positions: list[int]) -> list[int]:
+        """The nodes at ``positions``, in that order."""
+        return self.node[np.fromiter(positions, np.int64, len(positions))].tolist()
 
 
 def breadth_first(tree: Tree) -> BreadthFirst:
     """The breadth-first numbering of ``tree`` (:class:`BreadthFirst`), built with numpy."""
     n = tree.n
     node = np.fromiter(tree.bfs, np.int64, n)
-    count = np.fromiter(map(len, tree.children), np.int64, n)[node]
+    parent = np.fromiter(tree.parent, np.int64, n)
+    count = np.bincount(parent[parent >= 0], minlength=n)[node]
     first = np.cumsum(count) - count + 1      # BFS lists each node's children together, in order
     return BreadthFirst(node, first.tolist(), count.tolist(),
                         np.fromiter(tree.f, np.float64, n)[node].tolist(),
-                        np.fromiter(tree.m, np.float64, n)[node].tolist())
+                        np.fromiter(tree.m, np.float64, n)[node].tolist(),
+                        np.flatnonzero(count)[::-1].tolist())
 
 
 def check_tree(tree: object, what: str) -> Tree:
