@@ -1,5 +1,7 @@
-"""Plain reference implementations of the two tree traversals of seed 002, written as a reader
-would from the slides, independently of memlab (no shared code): the benchmark's baseline
+"""Plain reference implementations of the two tree traversals of the scheduling slides (J. Herrmann,
+"Memory-aware scheduling", ENSEEIHT 2023, "Post-order traversals for tree" to "Post-order is not
+optimal"; Liu 1986 and 1987, cited in memlab/scheduling/__init__.py), written as a reader would from
+the slides, independently of memlab (no shared code): the benchmark's baseline
 (bench/trees.py, table 4) and the test's second route (tests/scheduling/test_tree_reference.py).
 
 An in-tree: ``parent[i]`` (-1 for the root), ``f[i]`` the output of node ``i``, ``m[i]`` its

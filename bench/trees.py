@@ -1,4 +1,4 @@
-"""Benchmark of the tree traversal algorithms (seed 002, "Tree-shaped task graphs").
+"""Benchmark of the tree traversal algorithms (scheduling slides, "Tree-shaped task graphs").
 
 Prints three tables:
 
@@ -8,7 +8,7 @@ Prints three tables:
    dissection, no amalgamation) of about 1e3, 1e4 and 1e5 nodes;
 2. brute-force search over sets of processed nodes against Liu, on growing
    random trees, until the search gets too slow;
-3. the seed's post-order table on irregular assembly trees: unstructured
+3. the slides' post-order table on irregular assembly trees: unstructured
    2-D meshes (Delaunay triangulations and random geometric graphs of 1e3,
    1e4 and 1e5 unknowns) ordered by nested dissection and minimum degree,
    amalgamated into supernodes: share of trees whose best post-order is not

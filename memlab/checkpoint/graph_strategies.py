@@ -30,10 +30,11 @@ graph that recomputes the others.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Sequence
 
 from ..errors import BudgetError, PlanError, check_int, check_list, check_number
-from ..graph import Node, as_list
+from ..graph import Node, as_list, topo_order, workspace_of
 from ..memory import memory_order, plan_offsets
 from .rewrite import forward_nodes, recompute_graph, recomputed_nodes, training_outputs
 
@@ -115,38 +116,67 @@ def planned_bytes(outputs: Sequence[Node], keep: set[Node]) -> int:
     return plan_offsets(recompute_graph(outputs, keep)).total_bytes
 
 
+#: memonger's trials on the last graphs it searched: (outputs, fingerprint, trials)
+_TRIALS: list[tuple[list[Node], tuple, list[tuple[int, int, set[Node]]]]] = []
+_TRIALS_KEPT = 4
+
+
+def _fingerprint(outputs: Sequence[Node]) -> tuple:
+    """What memonger's trials depend on, node by node: identity, bytes, workspace and inputs (a
+    graph changed in place, e.g. by :func:`~memlab.graph.set_workspace`, differs)."""
+    return tuple((id(n), n.nbytes, workspace_of(n), tuple(map(id, n.inputs)))
+                 for n in topo_order(outputs))
+
+
+def _memonger_trials(outputs: list[Node]) -> list[tuple[int, int, set[Node]]]:
+    """The kept sets memonger tries on ``outputs``, each with its planned bytes and recomputed
+    ops (keeping everything last); none when nothing can be dropped. Remembered for the last
+    :data:`_TRIALS_KEPT` graphs (which it keeps alive, so their nodes' identities stay theirs): a
+    budget search asks the same graph again and again."""
+    mark = _fingerprint(outputs)
+    for outs, fp, tried in _TRIALS:
+        if fp == mark and len(outs) == len(outputs) and all(map(operator.is_, outs, outputs)):
+            return tried
+    cands = _candidates(outputs)
+    tried: list[tuple[int, int, set[Node]]] = []
+    if cands:
+        total, largest = sum(n.nbytes for n in cands), max(n.nbytes for n in cands)
+        base = math.sqrt(total * largest)
+        seen: set[frozenset[Node]] = set()  # thresholds often keep the same set: plan it once
+        walk = cuts(outputs)
+        root = math.sqrt(len(cands))  # and thresholds cutting ~sqrt(N) segments of equal bytes
+        for threshold in [base * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)] + \
+                [total / (root * f) for f in (0.5, 0.75, 1.0, 1.5, 2.0)]:
+            keep = by_threshold(outputs, threshold, walk=walk)
+            if frozenset(keep) in seen:
+                continue
+            seen.add(frozenset(keep))
+            rewritten = recompute_graph(outputs, keep)
+            tried.append((plan_offsets(rewritten).total_bytes, len(recomputed_nodes(rewritten)),
+                          keep))
+        tried.append((planned_bytes(outputs, set(cands)), 0, set(cands)))  # keep everything
+    _TRIALS.append((list(outputs), mark, tried))
+    del _TRIALS[:-_TRIALS_KEPT]
+    return tried
+
+
 def memonger(outputs: Sequence[Node], budget: int | None = None) -> set[Node]:
     """Chen et al.'s search: thresholds around ``sqrt(total x largest)``; the kept set whose plan
     takes the fewest bytes, or, with ``budget``, the one that recomputes least within it."""
     outputs = training_outputs(outputs, "memonger")
     if budget is not None:
         check_number(budget, "memonger: budget (bytes, or None)", low=0, error=BudgetError)
-    cands = _candidates(outputs)
-    if not cands:
+    tried = _memonger_trials(outputs)
+    if not tried:
         return set()
-    total, largest = sum(n.nbytes for n in cands), max(n.nbytes for n in cands)
-    base = math.sqrt(total * largest)
-    tried = []
-    seen: set[frozenset[Node]] = set()  # thresholds often keep the same set: plan it once
-    walk = cuts(outputs)
-    root = math.sqrt(len(cands))  # and thresholds cutting ~sqrt(N) segments of equal bytes
-    for threshold in [base * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)] + \
-            [total / (root * f) for f in (0.5, 0.75, 1.0, 1.5, 2.0)]:
-        keep = by_threshold(outputs, threshold, walk=walk)
-        if frozenset(keep) in seen:
-            continue
-        seen.add(frozenset(keep))
-        rewritten = recompute_graph(outputs, keep)
-        tried.append((plan_offsets(rewritten).total_bytes, len(recomputed_nodes(rewritten)), keep))
-    tried.append((planned_bytes(outputs, set(cands)), 0, set(cands)))  # keep everything
     if budget is None:
-        return min(tried, key=lambda t: (t[0], t[1]))[2]
+        return set(min(tried, key=lambda t: (t[0], t[1]))[2])   # a copy: the trials are kept
     fits = [t for t in tried if t[0] <= budget]
     if not fits:
         least = min(t[0] for t in tried)
         raise BudgetError(f"no kept set memonger tried fits {budget} bytes: the minimum it found "
                           f"is {least} bytes")
-    return min(fits, key=lambda t: (t[1], t[0]))[2]
+    return set(min(fits, key=lambda t: (t[1], t[0]))[2])
 
 
 def recursive_checkpoints(outputs: Sequence[Node], levels: int = 2) -> list[set[Node]]:

@@ -336,6 +336,29 @@ def result(problem: Problem, outputs: Sequence[Node], R: np.ndarray, S: np.ndarr
     return RematResult(keep, cost, computed - n, stages, seconds, optimal, bound)
 
 
+#: integer programs solved in this process, by their exact data (the last :data:`_SOLVED_KEPT`):
+#: the same program, asked again (a budget of a trade-off curve that a heuristic's peak already
+#: asked, a budget search), returns the solver's answer and its solving time without solving it
+#: again
+_SOLVED: dict[bytes, tuple[object, float]] = {}
+_SOLVED_KEPT = 64
+
+
+def _program_key(p: Problem, integrality: np.ndarray, time_limit: float) -> bytes:
+    """The exact data of the integer program (objective, constraint matrix and bounds, which
+    variables are integers, the time limit): equal keys, equal programs."""
+    import hashlib
+
+    A = p.A.tocsr()
+    h = hashlib.sha256()
+    for arr in (p.c, A.data, A.indices, A.indptr, np.array(A.shape), p.lo, p.hi, p.lb, p.ub,
+                integrality, np.array([time_limit])):
+        a = np.ascontiguousarray(arr)
+        h.update(str((a.dtype, a.shape)).encode())
+        h.update(a.tobytes())
+    return h.digest()
+
+
 def optimal_rematerialization(outputs: Sequence[Node], budget: float,
                               cost: Callable[[Node], float] | None = None,
                               order: Sequence[Node] | str | None = None,
@@ -369,10 +392,15 @@ def optimal_rematerialization(outputs: Sequence[Node], budget: float,
     integrality = np.ones(len(p.c))          # all but U, the bytes held, and P, in-place credit
     integrality[p.u0:p.u0 + int(p.r0[-1] + p.last[-1] + 1)] = 0
     integrality[p.p0:] = 0
-    t0 = time.perf_counter()
-    res = milp(p.c, constraints=LinearConstraint(p.A, p.lo, p.hi), bounds=Bounds(p.lb, p.ub),
-               integrality=integrality, options={"time_limit": time_limit})
-    seconds = time.perf_counter() - t0
+    key = _program_key(p, integrality, time_limit)
+    if key not in _SOLVED:
+        t0 = time.perf_counter()
+        res = milp(p.c, constraints=LinearConstraint(p.A, p.lo, p.hi), bounds=Bounds(p.lb, p.ub),
+                   integrality=integrality, options={"time_limit": time_limit})
+        _SOLVED[key] = res, time.perf_counter() - t0
+        while len(_SOLVED) > _SOLVED_KEPT:
+            del _SOLVED[next(iter(_SOLVED))]
+    res, seconds = _SOLVED[key]
     if res.x is None and res.status == 1:
         raise PlanError(f"optimal_rematerialization: no schedule found within time_limit="
                         f"{time_limit:g} s, nor proof that none fits {budget:g} bytes; raise "

@@ -74,8 +74,9 @@ def forward_nodes(outputs: Sequence[Node]) -> list[Node]:
     return [n for n in topo_order(outputs[0]) if n.op.computes]
 
 
-def _check_keep(outputs: Sequence[Node], keep: Iterable[Node]) -> set[Node]:
-    forward = set(forward_nodes(outputs))
+def _check_keep(outputs: Sequence[Node], keep: Iterable[Node],
+                forward: set[Node] | None = None) -> set[Node]:
+    forward = set(forward_nodes(outputs)) if forward is None else forward
     keep = set(check_list(keep, "recompute_graph: keep (nodes, or a list of sets of them)",
                           PlanError))
     for k in keep:
@@ -114,10 +115,11 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
     """
     outputs = training_outputs(outputs, "recompute_graph")
     check_choice(mask, "recompute_graph: mask", MASK_MODES, PlanError)
-    levels = _levels(outputs, keep)
     forward = forward_nodes(outputs)
     is_forward = set(forward)
-    if all(n in is_forward for n in topo_order(outputs) if n.op.computes):
+    levels = _levels(outputs, keep, is_forward)
+    step = topo_order(outputs)                   # the graph is not changed until the copies exist
+    if all(n in is_forward for n in step if n.op.computes):
         raise PlanError(f"recompute_graph: outputs hold no backward pass (loss "
                         f"{outputs[0].name!r} and no gradient of it): pass [loss, *gradients], "
                         f"as ml.gradients builds them")
@@ -154,7 +156,7 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
         return copies[d, k]
 
     rebuilt: dict[Node, Node] = {}
-    for n in topo_order(outputs):  # the backward part, reading copies instead of dropped values
+    for n in step:  # the backward part, reading copies instead of dropped values
         if n in is_forward or not n.op.computes:
             continue
         ins = [copy_of(x, level[x]) if x in level else rebuilt.get(x, x) for x in n.inputs]
@@ -167,12 +169,12 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
     return [rebuilt.get(o, o) for o in outputs]
 
 
-def _levels(outputs: Sequence[Node], keep: object) -> list[set[Node]]:
-    """``keep`` as a list of sets of forward nodes (one set: one level), validated."""
+def _levels(outputs: Sequence[Node], keep: object, forward: set[Node]) -> list[set[Node]]:
+    """``keep`` as a list of sets of the ``forward`` nodes (one set: one level), validated."""
     if isinstance(keep, (set, frozenset)) or not isinstance(keep, (list, tuple)) or \
             not keep or isinstance(next(iter(keep)), Node):
-        return [_check_keep(outputs, keep)]  # type: ignore[arg-type]
-    return [_check_keep(outputs, k) for k in keep]
+        return [_check_keep(outputs, keep, forward)]  # type: ignore[arg-type]
+    return [_check_keep(outputs, k, forward) for k in keep]
 
 
 def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int], Node],

@@ -33,6 +33,8 @@ from .pool import MemoryPool, round_size
 
 def _tokens(tokens: object, what: str) -> int:
     """``tokens`` if it is an integer >= 0, else :class:`BudgetError` naming ``what``."""
+    if type(tokens) is int and tokens >= 0:      # the common case, asked once a token
+        return tokens
     return check_int(tokens, what, 0, BudgetError)
 
 
@@ -305,8 +307,9 @@ def serve(stream: list[Request], allocator: Any, max_steps: int = 100_000,
             raise BudgetError(f"serve: the budget is below one request: request {queue[0].id} "
                               f"({queue[0].prompt} prompt tokens) does not fit the "
                               f"{allocator.name} allocator when it holds nothing else")
+        preempted: set[int] = set()              # ids of the entries preempted this step
         for entry in list(running):
-            if entry not in running:
+            if id(entry) in preempted:
                 continue
             req = entry[0]
             while not allocator.grow(req.id, req.prompt + entry[1] + 1):
@@ -315,6 +318,7 @@ def serve(stream: list[Request], allocator: Any, max_steps: int = 100_000,
                     raise BudgetError(f"serve: the budget cannot hold request {req.id} "
                                       f"({req.prompt + req.output} tokens) alone with the "
                                       f"{allocator.name} allocator")
+                preempted.add(id(victim))
                 allocator.release(victim[0].id)
                 queue.appendleft(victim[0])
                 preemptions += 1
@@ -330,10 +334,12 @@ def serve(stream: list[Request], allocator: Any, max_steps: int = 100_000,
         trace["running"].append(len(running))
         if on_step is not None:
             on_step(step, [r for r, _ in running])
-        for entry in [e for e in running if e[1] == e[0].output]:
-            running.remove(entry)
-            allocator.release(entry[0].id)
-            tokens += entry[1]
+        finished = [e for e in running if e[1] == e[0].output]
+        if finished:
+            running = [e for e in running if e[1] != e[0].output]
+            for entry in finished:
+                allocator.release(entry[0].id)
+                tokens += entry[1]
         step += 1
     held, used = sum(trace["held"]), sum(trace["used"])
     return {"allocator": allocator.name, "steps": step, "tokens": tokens,

@@ -82,19 +82,29 @@ def longest_fitting(budget: int, technique: str, src_len: int = 10, limit: int =
                     **sizes: Any) -> int:
     """The longest target length (at most ``limit``) whose training step fits ``budget`` bytes.
 
-    Memory grows about linearly with the length, so two measurements give a guess; a bracket
-    around it (widened by doubling) is then bisected, assuming only that longer targets never
-    need less memory. Raises :class:`BudgetError` with the minimum when length 1 does not fit.
+    Memory grows about linearly with the length, so two measurements give a guess, and the
+    line through lengths 1 and the guess a second one; a bracket around it (widened by doubling)
+    is then bisected, assuming only that longer targets never need less memory. Raises
+    :class:`BudgetError` with the minimum when length 1 does not fit.
     """
+    measured: dict[int, int] = {}
+
+    def total(n: int) -> int:
+        if n not in measured:
+            measured[n] = step_bytes(n, technique, src_len, **sizes)["total"]
+        return measured[n]
+
     def fits(n: int) -> bool:
-        return step_bytes(n, technique, src_len, **sizes)["total"] <= budget
-    least = step_bytes(1, technique, src_len, **sizes)["total"]
+        return total(n) <= budget
+    least = total(1)
     if least > budget:
         raise BudgetError(f"budget {budget} bytes is too small for {technique!r}: a target of "
                           f"length 1 needs {least} bytes")
-    slope = step_bytes(2, technique, src_len, **sizes)["total"] - least
+    slope = total(2) - least
     guess = limit if slope <= 0 else max(1, min(limit, 1 + (budget - least) // slope))
-    lo, hi, width = 1, limit + 1, max(2, guess // 20)    # fits(lo); hi does not (or is past)
+    if guess > 2 and total(guess) > least:   # the line through lengths 1 and guess
+        guess = max(1, min(limit, 1 + (budget - least) * (guess - 1) // (total(guess) - least)))
+    lo, hi, width = 1, limit + 1, 1                      # fits(lo); hi does not (or is past)
     if fits(guess):
         lo = guess
         while lo < limit and fits(min(limit, lo + width)):

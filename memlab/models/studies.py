@@ -211,11 +211,17 @@ def overhead(outputs: Sequence[Node], feed: dict, keep: set[Node], repeat: int =
     planned bytes before and after, and ``forward extra``, the copies over the forward ops
     (p.33's "one additional forward pass" is 1)."""
     rewritten = recompute_graph(outputs, keep)
-    step_ops = sum(1 for n in topo_order(list(outputs)) if n.op.computes)
+    return _overhead(list(outputs), rewritten, plan_offsets(outputs), plan_offsets(rewritten),
+                     feed, repeat)
+
+
+def _overhead(outputs: list[Node], rewritten: list[Node], base_plan: Any, new_plan: Any,
+              feed: dict, repeat: int) -> dict[str, float]:
+    """:func:`overhead`'s row, from the rewritten graph and both offset plans."""
+    step_ops = sum(1 for n in topo_order(outputs) if n.op.computes)
     row: dict[str, float] = {"forward ops": len(forward_nodes(outputs)), "step ops": step_ops,
                              "recomputed": len(recomputed_nodes(rewritten))}
-    for name, outs in (("baseline", list(outputs)), ("sublinear", rewritten)):
-        plan = plan_offsets(outs)
+    for name, outs, plan in (("baseline", outputs, base_plan), ("sublinear", rewritten, new_plan)):
         ex = Executor(outs, plan=plan)
         times = []
         for _ in range(repeat):
@@ -305,7 +311,12 @@ def training_steps(size: str = "small") -> dict[str, tuple[list[Node], dict | No
 def feature_map_bytes(outputs: Sequence[Node]) -> int:
     """Arena bytes of the offset planner less the gradients the step returns (held to its end):
     what checkpointing acts on (Chen et al.'s feature maps; p.35 (a) without weights' gradients)."""
-    return plan_offsets(outputs).total_bytes - sum(o.nbytes for o in list(outputs)[1:])
+    return _feature_maps(outputs, plan_offsets(outputs).total_bytes)
+
+
+def _feature_maps(outputs: Sequence[Node], arena: int) -> int:
+    """:func:`feature_map_bytes` from the arena bytes of the offset plan."""
+    return arena - sum(o.nbytes for o in list(outputs)[1:])
 
 
 def checkpoint_table(steps: dict[str, tuple[list[Node], dict | None]] | None = None,
@@ -320,17 +331,21 @@ def checkpoint_table(steps: dict[str, tuple[list[Node], dict | None]] | None = N
         check_choice(name, "checkpoint_table: strategies (names)", CHECKPOINTS, PlanError)
     rows = []
     for model, (outs, feed) in (training_steps() if steps is None else steps).items():
-        base, base_fm = plan_offsets(outs).total_bytes, feature_map_bytes(outs)
+        base_plan = plan_offsets(outs)            # each graph planned once, as overhead() plans it
+        base = base_plan.total_bytes
+        base_fm = _feature_maps(outs, base)
         for name in strategies:
             keep = CHECKPOINTS[name](outs)
             new = recompute_graph(outs, keep)
+            new_plan = plan_offsets(new)
             r: dict[str, Any] = {"model": model, "strategy": name,
-                                 "bytes": plan_offsets(new).total_bytes / base,
-                                 "feature maps": feature_map_bytes(new) / base_fm,
+                                 "bytes": new_plan.total_bytes / base,
+                                 "feature maps": _feature_maps(new, new_plan.total_bytes) / base_fm,
                                  "counted": len(recomputed_nodes(new)) / len(forward_nodes(outs)),
                                  "measured": None}
             if feed is not None:
-                r["measured"] = overhead(outs, feed, keep, repeat)["measured extra"]
+                r["measured"] = _overhead(list(outs), new, base_plan, new_plan, feed,
+                                          repeat)["measured extra"]
             rows.append(r)
     return rows
 

@@ -1,9 +1,9 @@
-"""Assembly trees of sparse matrices, built with numpy only (seed 002, "Motivation").
+"""Assembly trees of sparse matrices, built with numpy only (scheduling slides, "Motivation").
 
 In the multifrontal method the order in which the variables of a sparse
 symmetric matrix are eliminated is captured by the *elimination tree*; its
 nodes (or supernodes) become tasks that assemble a frontal matrix from their
-children's contribution blocks (seed 002, "Motivation"). We build these trees
+children's contribution blocks (scheduling slides, "Motivation"). We build these trees
 for the standard model problems, Laplacians of 2-D (5-point) and 3-D
 (7-point) grids, under two fill-reducing orderings:
 
@@ -207,7 +207,7 @@ def grid_assembly_tree(dims: tuple[int, ...], ordering: str = "nd", amalgamate: 
                        seed: int | None = None) -> Tree:
     """Assembly tree of the grid Laplacian of shape ``dims`` (2-D or 3-D) under
     ``ordering`` "nd" (nested dissection) or "md" (minimum degree); see the
-    module doc for the memory model (seed 002, "Motivation": multifrontal method)."""
+    module doc for the memory model (scheduling slides, "Motivation": multifrontal method)."""
     adj = grid_adjacency(tuple(dims))
     return ordered_assembly_tree(adj, ordering, lambda: nested_dissection(tuple(dims)),
                                  amalgamate, seed)

@@ -1,4 +1,4 @@
-"""memlab's trees and task graphs run on Dask, with memlab's orders as task priorities (seed 002).
+"""memlab's trees and task graphs run on Dask, with memlab's orders as task priorities.
 
 Needs the extra ``memlab[dask]`` (``dask``, ``distributed``), imported only when a function here
 is called. A node becomes one Dask task that really allocates numpy buffers of its modelled sizes
@@ -314,7 +314,7 @@ def run_mapping(tree: Tree, mapping: str = "proportional", P: int = 2,
                 w: Sequence[float] | None = None, M_B: float | None = None,
                 seconds: float = 0.02, alpha: float = 1.0, unit: int = 1024,
                 cluster: LocalDask | None = None) -> tuple[DaskRun, TreeSchedule]:
-    """Lesson 13's mapping run on ``P`` Dask workers, beside the simulator's schedule (seed 002).
+    """Lesson 13's mapping run on ``P`` Dask workers, beside the simulator's schedule.
 
     Node ``i`` runs on the first worker of its processor range for ``w[i] / width**alpha`` work
     units of ``seconds`` each (node parallelism becomes a shorter task), with the mapping's

@@ -1,4 +1,4 @@
-"""Trees and task graphs as Dask graphs, Dask's static order, and the order Dask follows (seed 002).
+"""Trees and task graphs as Dask graphs, Dask's static order, and the order Dask follows.
 
 The pieces of :mod:`memlab.scheduling.dask` that need no cluster; its module doc says how Dask
 follows priorities, which :func:`followed_order` replays.
@@ -100,7 +100,7 @@ def to_dask(graph_or_tree: Tree | TaskGraph, unit: int = 1024,
             order: Sequence | None = None, durations: Sequence[float] | None = None,
             placement: Sequence[str] | None = None,
             after: dict[int, list[int]] | None = None) -> DaskGraph:
-    """The Dask graph of a tree (edge child -> parent) or task graph (its edges), seed 002.
+    """The Dask graph of a tree (edge child -> parent) or task graph (its edges).
 
     Each task allocates ``unit`` bytes per unit of the model's sizes (``sizes`` in bytes: output
     files ``f`` and execution files ``m``, the latter held only while the task runs), sleeps

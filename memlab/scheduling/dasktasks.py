@@ -1,6 +1,6 @@
 """What runs inside Dask's workers for :mod:`memlab.scheduling.dask`: real buffers and a meter.
 
-A task of a memlab tree or task graph (seed 002, "Notations") allocates, when it starts, a numpy
+A task of a memlab tree or task graph (scheduling slides, "Notations") allocates, when it starts, a numpy
 buffer for its execution data ``m`` and one for each datum it outputs, holds them while it works
 (a sleep of its duration), then frees its execution buffer and the inputs it consumed. A
 :class:`Buffer` is one datum: the consumer calls :meth:`Buffer.release`, which drops the numpy

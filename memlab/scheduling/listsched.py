@@ -1,7 +1,8 @@
-"""List scheduling of a task graph on P processors, with its memory curve (seed 002).
+"""List scheduling of a task graph on P processors, with its memory curve (scheduling slides,
+"Trade-off between Peak Memory and Performance").
 
 With several processors a schedule has two costs, the makespan and the peak
-memory, and they pull against each other (seed 002, "Trade-off between Peak
+memory, and they pull against each other (scheduling slides, "Trade-off between Peak
 Memory and Performance"). :func:`list_schedule` is the classic greedy list
 scheduler: whenever a processor is idle it starts the ready task that comes
 first in a priority list.
@@ -37,7 +38,7 @@ __all__ = ["Schedule", "run_list", "list_schedule", "bottom_levels", "memory_cur
 class Schedule:
     """A parallel schedule: per-task ``start``, ``end``, ``proc``; its
     ``makespan``; the memory step curve ``times``/``memory`` (value held on
-    ``[times[k], times[k+1])``) and its ``peak`` (seed 002, "Peak Memory")."""
+    ``[times[k], times[k+1])``) and its ``peak`` (scheduling slides, "Peak Memory")."""
 
     start: dict = field(default_factory=dict)
     end: dict = field(default_factory=dict)
@@ -91,7 +92,7 @@ def _ranks(graph: TaskGraph, priority: Sequence | dict | None) -> dict:
 def run_list(n: int, preds: Sequence[Sequence[int]], duration: Callable[[int], float], P: int,
              rank: Sequence, lanes: Sequence[tuple[int, int]] | None = None,
              ) -> tuple[list[float], list[float], list[tuple[int, int]]]:
-    """The one list scheduler (seed 002, "Task graph scheduling and memory"; Graham's greedy).
+    """The one list scheduler (scheduling slides, "Task graph scheduling and memory"; Graham's greedy).
 
     Tasks ``0..n-1`` wait for ``preds[i]``; whenever processors are idle, the ready tasks start in
     ``rank`` order (smaller first). A task takes one processor, the lowest idle one, unless
@@ -142,7 +143,7 @@ def run_list(n: int, preds: Sequence[Sequence[int]], duration: Callable[[int], f
 
 
 def list_schedule(graph: TaskGraph, P: int = 1, priority: Sequence | dict | None = None) -> Schedule:
-    """Greedy list schedule on ``P`` identical processors (seed 002, "Task graph
+    """Greedy list schedule on ``P`` identical processors (scheduling slides, "Task graph
     scheduling and memory"): at every instant, idle processors (lowest index
     first) take the ready tasks in priority order. ``priority`` is a list of
     tasks (earlier = more urgent), a dict task -> rank (smaller = more

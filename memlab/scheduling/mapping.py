@@ -1,15 +1,16 @@
-"""Parallel mappings of in-trees: all-to-all, proportional, memory-aware (seed 002).
+"""Parallel mappings of in-trees: all-to-all, proportional, memory-aware (scheduling slides,
+"Model for parallel tree processing" to "Memory-aware mappings").
 
-Two sources of parallelism (seed 002, "Model for parallel tree processing"):
+Two sources of parallelism (scheduling slides, "Model for parallel tree processing"):
 *node parallelism* (several processors on one node; no extra memory) and
 *tree parallelism* (independent subtrees at once; their data coexist).
 
 * :func:`all_to_all` — best post-order, every processor on every node: node i
   takes ``w_i / P``; same peak as the sequential run, no tree parallelism
-  (seed 002, "All-to-all mapping").
+  (scheduling slides, "All-to-all mapping").
 * :func:`proportional` — the root gets all P processors; each node's
   processors are split among its children's subtrees in proportion to their
-  work ``W_T`` (seed 002, "Proportional mapping"; Pothen and Sun), rounded to
+  work ``W_T`` (scheduling slides, "Proportional mapping"; Pothen and Sun), rounded to
   whole processors (:func:`split_range`): children with a share of one
   processor or more get disjoint contiguous ranges, smaller ones time-share
   single processors (processors of their own when their shares add up to
@@ -17,7 +18,8 @@ Two sources of parallelism (seed 002, "Model for parallel tree processing"):
   tree whose splits divide P the load is perfectly balanced (the makespan is
   all-to-all's with alpha = 1); elsewhere whole processors leave some idle
   while a parent waits for its slowest child.
-* :func:`memory_aware` — after Agullo et al. (seed 002 ref. [3]): try the
+* :func:`memory_aware` — after Agullo, Guermouche and L'Excellent, "Reducing the I/O volume in
+  sparse out-of-core multifrontal methods", SIAM J. Sci. Comput., 2010: try the
   proportional split, giving each child a memory share in proportion to its
   processors; if some child's minimum peak does not fit its share, serialize
   the children (one after another, each with all the processors, budget
@@ -43,7 +45,7 @@ __all__ = ["all_to_all", "proportional", "memory_aware", "sequential_minimum",
 
 
 def subtree_work(tree: Tree, w: Sequence[float]) -> list[float]:
-    """W_T for every subtree: the total work of its nodes (seed 002, "Proportional mapping")."""
+    """W_T for every subtree: the total work of its nodes (scheduling slides, "Proportional mapping")."""
     W = list(w)
     for i in tree.bottom_up():
         p = tree.parent[i]
@@ -54,7 +56,7 @@ def subtree_work(tree: Tree, w: Sequence[float]) -> list[float]:
 
 def split_range(lo: int, hi: int, shares: Sequence[float]) -> list[tuple[int, int]]:
     """Whole processors ``[lo, hi)`` for children of work ``shares`` (p_i = P * W_i / W,
-    seed 002 "Proportional mapping", rounded to whole processors).
+    scheduling slides, "Proportional mapping", rounded to whole processors).
 
     A child whose ideal share p_i is at least one processor is *big*; the others are *small*.
     The big children, and the small ones together as one group if their shares add up to a
@@ -108,7 +110,7 @@ def _check_P(P: int) -> int:
 
 def all_to_all(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
                alpha: float = 1.0) -> TreeSchedule:
-    """All-to-all mapping (seed 002): best post-order, all P processors on each
+    """All-to-all mapping (scheduling slides, "All-to-all mapping"): best post-order, all P processors on each
     node, which takes w_i / P**alpha (w_i / P by default)."""
     P = _check_P(P)
     check_node_work(tree, w)
@@ -246,7 +248,7 @@ def _mapping(tree: Tree, w: list[float], P: int, budget: float | None
 
 def proportional(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
                  alpha: float = 1.0) -> TreeSchedule:
-    """Proportional mapping (seed 002): subtree T_i gets p_i = p * W_Ti / W of its
+    """Proportional mapping (scheduling slides, "Proportional mapping"): subtree T_i gets p_i = p * W_Ti / W of its
     parent's p processors (W summed over the siblings), recursively."""
     P = _check_P(P)
     w = check_node_work(tree, w)
@@ -259,7 +261,7 @@ def proportional(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
 def memory_aware(tree: Tree, w: Sequence[float] | None = None, P: int = 1,
                  M_B: float | None = None, alpha: float = 1.0) -> TreeSchedule:
     """Memory-aware mapping enforcing the bound ``M_B`` (after Agullo et al.;
-    seed 002, "Memory-aware mappings"). Raises BudgetError stating the
+    scheduling slides, "Memory-aware mappings"). Raises BudgetError stating the
     sequential minimum when ``M_B`` is below it; ``M_B=None`` uses that minimum."""
     P = _check_P(P)
     w = check_node_work(tree, w)
@@ -280,7 +282,7 @@ def tradeoff_points(tree: Tree, w: Sequence[float] | None = None,
                     Ps: Sequence[int] = (1, 2, 4, 8, 16),
                     bound_factors: Sequence[float] = (1.0, 1.5, 2.0, 4.0),
                     alpha: float = 1.0) -> list[dict]:
-    """Makespan-vs-peak points (seed 002, "Trade-off time vs. memory"): for each
+    """Makespan-vs-peak points (scheduling slides, "Trade-off time vs. memory"): for each
     P, all-to-all, proportional, and memory-aware with M_B = factor x the
     sequential minimum; ``alpha`` is the node speed-up exponent. Each point
     is a dict with keys mapping, P, bound, makespan, peak."""
@@ -302,7 +304,7 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     """Indices of the points (makespan, peak) no other point beats on both, by makespan.
 
     The two ends of the returned front are the schedules at the two ends of
-    the time/memory trade-off (seed 002, "Complexity results": no schedule is
+    the time/memory trade-off (scheduling slides, "Complexity results": no schedule is
     best at both). Ties keep the first index.
     """
     front: list[int] = []

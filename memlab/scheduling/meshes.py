@@ -1,6 +1,6 @@
-"""Assembly trees of unstructured meshes (seed 002, "Motivation" and the post-order table).
+"""Assembly trees of unstructured meshes (scheduling slides, "Motivation" and the post-order table).
 
-The seed's table ("Post-order is not optimal": 4.2% of actual assembly trees
+The slides' table ("Post-order is not optimal": 4.2% of actual assembly trees
 have a non-optimal best post-order, up to 18% above the optimum) comes from
 real sparse matrices, whose elimination trees are far less regular than
 those of grid Laplacians (:mod:`memlab.scheduling.assembly`). To get closer,
@@ -157,7 +157,7 @@ def mesh_assembly_tree(n: int, mesh: str = "delaunay", ordering: str = "nd",
                        amalgamate: bool = True, seed: int | None = None) -> Tree:
     """Assembly tree of an unstructured mesh of ``n`` unknowns (``mesh`` in
     :data:`MESHES`, ``ordering`` "nd" or "md"), with the memory model of
-    :mod:`memlab.scheduling.assembly` (seed 002, "Motivation")."""
+    :mod:`memlab.scheduling.assembly` (scheduling slides, "Motivation")."""
     if mesh == "delaunay":
         adj = delaunay_adjacency(n, seed)
     elif mesh == "geometric":

@@ -1,22 +1,26 @@
-"""Post-order traversals of in-trees and Liu's best post-order (seed 002).
+"""Post-order traversals of in-trees and Liu's best post-order (Liu 1986).
 
 A post-order processes the children's subtrees one after another, each one
 entirely (depth-first). With ``P_j`` the peak and ``f_j`` the residual of the
-j-th subtree, the peak of node R is (seed 002, "Post-order traversals for
+j-th subtree, the peak of node R is (scheduling slides, "Post-order traversals for
 tree")
 
     max( max_j (P_j + sum_{i<j} f_i),  sum_i f_i + m_R + f_R ).
 
-Liu (1986) showed the best post-order sorts the children by non-increasing
-``P_i - f_i`` (seed 002, "Liu's best post-order traversals for trees").
+Liu (J. W. H. Liu, "On the storage requirement in the out-of-core multifrontal method for sparse
+factorization", ACM TOMS 12(3), 1986) showed the best post-order sorts the children by
+non-increasing ``P_i - f_i`` (scheduling slides, "Liu's best post-order traversals for trees").
 Everything here is iterative (no recursion), so deep trees are fine.
 """
 from __future__ import annotations
 
+from operator import add, sub
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import TreeError
-from .treebase import Tree, check_tree
+from .treebase import BreadthFirst, Tree, breadth_first, check_tree
 
 __all__ = ["postorder_peak", "best_postorder", "postorder_from_children",
            "subtree_postorder_peaks", "best_child_order", "postorder_terms"]
@@ -49,7 +53,7 @@ def _check_child_order(tree: Tree, child_order: dict[int, Sequence[int]] | Seque
 
 def subtree_postorder_peaks(tree: Tree, children: Sequence[Sequence[int]]) -> list[float]:
     """Peak ``P_i`` of each subtree when every node processes its children in
-    the given order (seed 002 post-order formula, applied bottom-up)."""
+    the given order (scheduling slides' post-order formula, applied bottom-up)."""
     P = [0.0] * tree.n
     for v in tree.bottom_up():
         P[v] = _combine(tree, v, children[v], P)
@@ -59,8 +63,8 @@ def subtree_postorder_peaks(tree: Tree, children: Sequence[Sequence[int]]) -> li
 def postorder_peak(tree: Tree, child_order: dict[int, Sequence[int]] | Sequence[Sequence[int]] | None = None
                    ) -> float:
     """Peak of the post-order where node v visits its children in ``child_order[v]``
-    (default: the order of ``tree.children``), by the seed's recursive formula
-    max(max_j (P_j + sum_{i<j} f_i), sum_i f_i + m_R + f_R) (seed 002, "Post-order traversals").
+    (default: the order of ``tree.children``), by the slides' recursive formula
+    max(max_j (P_j + sum_{i<j} f_i), sum_i f_i + m_R + f_R) (scheduling slides, "Post-order traversals").
     """
     check_tree(tree, "postorder_peak: tree")
     children = tree.children if child_order is None else _check_child_order(tree, child_order)
@@ -81,49 +85,90 @@ def postorder_from_children(tree: Tree, children: Sequence[Sequence[int]]) -> li
     return out
 
 
-def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
-    """Liu's rule: each node's children sorted by non-increasing P_i - f_i, and
-    the resulting subtree peaks (Liu 1986; seed 002, "Liu's best post-order"), in one bottom-up
-    pass of plain loops (the post-order formula of :func:`_combine`, inlined)."""
-    f, m, tree_children = tree.f, tree.m, tree.children
-    n = tree.n
-    P = [0.0] * n
-    key = [0.0] * n                                    # f_i - P_i: ascending is Liu's order
-    children = list(tree_children)                     # the tree's lists where not reordered
+def _best_postorder_walk(bf: BreadthFirst) -> tuple[list[int], list[float]]:
+    """Liu's rule in breadth-first positions, in one bottom-up pass of plain loops (the
+    post-order formula of :func:`_combine`, inlined): the best post-order as positions, and every
+    subtree's peak by position.
+
+    Children are ranked by non-increasing P_i - f_i (a stable sort: ties keep the tree's order),
+    and the post-order is kept as links: ``head[v]`` is the first position of v's subtree in its
+    post-order (v itself is the last), ``nxt[c]`` what follows c, so ranking a node's children
+    links each child to the next child's head and the last child to the node."""
+    first, count, f, m = bf.first, bf.count, bf.f, bf.m
+    n = len(f)
+    P = list(map(add, m, f))                           # m + f: a leaf's peak
+    key = list(map(sub, f, P))                         # f_i - P_i: ascending is Liu's order
+    nxt = [-1] * (n + 1)                               # nxt[n]: the first child's head
+    head = list(range(n))
     by_key = key.__getitem__
-    for v in reversed(tree.bfs):
-        kids = tree_children[v]
-        if not kids:
-            p = m[v] + f[v]
+    for v in bf.inner:
+        deg = count[v]
+        c = first[v]
+        if deg == 1:
+            best = P[c]
+            p = f[c] + m[v] + f[v]
+            head[v] = head[c]
+            nxt[c] = v
         else:
-            if len(kids) > 1:
-                kids = children[v] = sorted(kids, key=by_key)   # stable
+            if deg == 2:                               # as sorted(): a tie keeps c first
+                kids = (c + 1, c) if key[c + 1] < key[c] else (c, c + 1)
+            else:
+                kids = sorted(range(c, c + deg), key=by_key)
             acc = best = 0.0
+            prev = n
             for c in kids:
                 t = acc + P[c]
                 if t > best:
                     best = t
                 acc += f[c]
+                nxt[prev] = head[c]
+                prev = c
+            nxt[prev] = v
+            head[v] = nxt[n]
             p = acc + m[v] + f[v]
-            if best > p:
-                p = best
+        if best > p:
+            p = best
         P[v] = p
         key[v] = f[v] - p
-    return children, P
+    walk: list[int] = []
+    append = walk.append
+    v = head[0]
+    while v:                                           # the root, position 0, comes last
+        append(v)
+        v = nxt[v]
+    append(0)
+    return walk, P
+
+
+def best_child_order(tree: Tree) -> tuple[list[list[int]], list[float]]:
+    """Liu's rule: each node's children sorted by non-increasing P_i - f_i, and
+    the resulting subtree peaks (Liu 1986; scheduling slides, "Liu's best post-order"): the
+    children in the order the best post-order visits them."""
+    bf = breadth_first(tree)
+    walk, P = _best_postorder_walk(bf)
+    when = [0] * tree.n
+    for k, v in enumerate(bf.nodes(walk)):
+        when[v] = k
+    children = [sorted(kids, key=when.__getitem__) if len(kids) > 1 else kids
+                for kids in tree.children]
+    peaks = np.empty(tree.n)
+    peaks[bf.node] = P
+    return children, peaks.tolist()
 
 
 def best_postorder(tree: Tree) -> tuple[list[int], float]:
     """Best post-order traversal ``(order, peak)`` (Liu 1986: subtrees in
-    non-increasing P_i - f_i; seed 002, "Liu's best post-order traversals")."""
+    non-increasing P_i - f_i; scheduling slides, "Liu's best post-order traversals")."""
     check_tree(tree, "best_postorder: tree")
-    children, P = best_child_order(tree)
-    return postorder_from_children(tree, children), P[tree.root]
+    bf = breadth_first(tree)
+    walk, P = _best_postorder_walk(bf)
+    return bf.nodes(walk), P[0]
 
 
 def postorder_terms(tree: Tree, v: int | None = None,
                     child_order: Sequence[int] | None = None) -> list[tuple[int, float, float, float]]:
-    """The seed's post-order formula at node ``v`` (default the root), term by term
-    (seed 002, "Post-order traversals for tree"): one ``(child, P_j, held, term)``
+    """The slides' post-order formula at node ``v`` (default the root), term by term
+    (scheduling slides, "Post-order traversals for tree"): one ``(child, P_j, held, term)``
     per child in ``child_order`` (default the stored order), with ``held`` =
     sum_{i<j} f_i and ``term = P_j + held``, then ``(v, m_v + f_v, held,
     term)`` for the node itself. Children's P_j are their subtrees' post-order

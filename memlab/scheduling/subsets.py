@@ -1,5 +1,5 @@
-"""The exact minimum-peak order by search over sets of processed tasks (seed 002, "Sequential problem",
-"Research problems": NP-complete in general, so exact search is for small graphs only).
+"""The exact minimum-peak order by search over sets of processed tasks (scheduling slides,
+"Sequential problem", "Research problems": NP-complete in general, so exact search is for small graphs only).
 
 Tasks are ``0..n-1``; ``needs[i]`` is the bit mask of the tasks that must run before ``i``. Running
 ``i`` when the processed set is ``S`` needs ``held(S) + cost[i]``, and afterwards the memory held is

@@ -1,9 +1,9 @@
-"""Task graphs whose edges carry data, and their memory peak (seed 002, part 1).
+"""Task graphs whose edges carry data, and their memory peak (the scheduling slides, part 1).
 
-Model (seed 002, "Task graph scheduling and memory" and "Sequential problem").
+Model (scheduling slides, "Task graph scheduling and memory" and "Sequential problem").
 A task graph is a DAG. A task has a ``duration`` (for parallel schedules, see
 :mod:`memlab.listsched`) and optional execution data ``memory`` (0 by
-default: in the seed's sequential problem tasks have no execution data). An
+default: in the slides' sequential problem tasks have no execution data). An
 edge ``u -> v`` carries one datum of a given ``size``, produced by ``u`` and
 consumed by ``v``:
 
@@ -15,7 +15,7 @@ consumed by ``v``:
   ``memory[t]`` are freed.
 
 The peak of a sequential order is the most memory held at once. Finding the
-order of minimum peak is NP-complete on general DAGs (seed 002, "Research
+order of minimum peak is NP-complete on general DAGs (scheduling slides, "Research
 problems"); :func:`min_peak_order` solves small graphs exactly by dynamic
 programming over the sets of processed tasks.
 """
@@ -49,7 +49,7 @@ def _size(value: float, what: str) -> float:
 
 class TaskGraph:
     """A DAG of tasks with durations and execution data, whose edges carry
-    data of given sizes (seed 002, "Task graph scheduling and memory").
+    data of given sizes (scheduling slides, "Task graph scheduling and memory").
 
     Build it with :meth:`add_task` / :meth:`add_edge` or :meth:`from_edges`.
     Bad input raises :class:`~memlab.errors.TreeError` naming the task:
@@ -228,7 +228,7 @@ def topological_orders(graph: TaskGraph, max_tasks: int = 12) -> Iterator[list[T
     """Every topological order of a small task graph, by exhaustive search.
 
     The brute force behind "Finding the topological order that minimizes peak
-    memory is NP-complete" (seed 002): the number of orders grows like n!.
+    memory is NP-complete" (scheduling slides, "Research problems"): the number of orders grows like n!.
     Raises TreeError beyond ``max_tasks`` tasks.
     """
     graph.topological_order()  # raises on a cycle
@@ -283,7 +283,7 @@ def width(graph: TaskGraph) -> int:
 
 
 def memory_profile(graph: TaskGraph, order: Sequence[Task]) -> tuple[np.ndarray, np.ndarray]:
-    """Memory while and after each task of a sequential order (seed 002,
+    """Memory while and after each task of a sequential order (the scheduling slides,
     "Sequential problem"): ``during[k]`` while ``order[k]`` runs (live data +
     its outputs + its execution data), ``after[k]`` once its inputs are freed."""
     order = check_order(graph, order)
@@ -299,7 +299,7 @@ def memory_profile(graph: TaskGraph, order: Sequence[Task]) -> tuple[np.ndarray,
 
 
 def peak(graph: TaskGraph, order: Sequence[Task]) -> float:
-    """Peak memory of a sequential order (seed 002, "Peak Memory: maximum memory usage")."""
+    """Peak memory of a sequential order (scheduling slides, "Peak Memory: maximum memory usage")."""
     during, _ = memory_profile(graph, order)
     return float(during.max()) if len(during) else 0.0
 
@@ -309,7 +309,7 @@ def min_peak_order(graph: TaskGraph, max_tasks: int = MAX_EXACT_TASKS) -> ExactR
     down-closed sets S of processed tasks (every predecessor of a task of S is
     in S). The live memory of S depends on S only, so the best peak to reach
     S is min over its last task t of max(best(S - t), live(S - t) + out(t) +
-    memory(t)). Exponential (the problem is NP-complete, seed 002 "Research
+    memory(t)). Exponential (the problem is NP-complete, scheduling slides, "Research
     problems"): refuses graphs above ``max_tasks`` tasks."""
     topo = graph.topological_order()
     n = len(topo)
@@ -328,21 +328,21 @@ def min_peak_order(graph: TaskGraph, max_tasks: int = MAX_EXACT_TASKS) -> ExactR
 #: edges of :func:`sequential_example` (producer, consumer, size): a reconstruction
 _EXAMPLE_EDGES = [("A", "C", 2), ("B", "E", 1), ("C", "E", 3), ("E", "D", 1), ("D", "F", 4)]
 
-#: the seed's orders: "bad" (its frames show Mem = 3, 6, 5, 5, 4, Mem Peak = 6)
+#: the slides' orders: "bad" (its frames show Mem = 3, 6, 5, 5, 4, Mem Peak = 6)
 #: and "good" (A C B E D F, Mem Peak = 5)
 EXAMPLE_ORDERS = {"bad": list("ABCEDF"), "good": list("ACBEDF")}
 
 
 def sequential_example() -> TaskGraph:
-    """The six-task graph A..F of seed 002 ("Sequential problem", example),
+    """The six-task graph A..F of the scheduling slides ("Sequential problem", example),
     reconstructed: the slides' figure (graph, sizes, the bad order) is not in
     their text, which gives only the memory of the bad order's frames,
     Mem = 3, 6, 5, 5, 4 and "Mem Peak = 6", and "A C B E D F: Mem Peak = 5".
 
     Tasks have no execution data and each task here has one consumer, so the
-    seed's "one output per task" and memlab's "one datum per edge" agree.
+    slides' "one output per task" and memlab's "one datum per edge" agree.
     With these sizes the bad order A B C E D F holds 2, 3, 6, 5, 5, 4 while
-    each task runs: its last five frames are the seed's 3, 6, 5, 5, 4 (the
+    each task runs: its last five frames are the slides' 3, 6, 5, 5, 4 (the
     first, A alone, is a frame the text does not show) and its peak is 6;
     A C B E D F peaks at 5, the least possible. Exhaustive searches over the
     DAGs on A..F where A C B E D F is topological (one output per task of
@@ -357,7 +357,7 @@ def random_taskgraph(n: int, edge_prob: float = 0.3, seed: int | None = None,
     """A random DAG on tasks 0..n-1: each pair i < j is an edge with
     probability ``edge_prob``, sizes and durations uniform integers from 1.
     Handy to plot how the exact search's state count grows with n (the
-    problem is NP-complete, seed 002 "Research problems")."""
+    problem is NP-complete, scheduling slides, "Research problems")."""
     if n < 0 or not 0 <= edge_prob <= 1:
         raise TreeError(f"random_taskgraph: need n >= 0 and 0 <= edge_prob <= 1, got {n}, {edge_prob}")
     rng = np.random.default_rng(seed)

@@ -3,7 +3,7 @@
 An event is ``(time, kind, delta)``: at ``time`` memory changes by
 ``delta``; events of kind 0 (frees) come before kind 1 (allocations) at the
 same instant, so a task that starts exactly when another ends may reuse its
-memory (seed 002, "Peak Memory: maximum memory usage").
+memory (scheduling slides, "Peak Memory: maximum memory usage").
 """
 from __future__ import annotations
 

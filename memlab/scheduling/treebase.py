@@ -1,4 +1,4 @@
-"""In-trees of tasks with execution and output data (seed 002, "Notations").
+"""In-trees of tasks with execution and output data (scheduling slides, "Notations").
 
 Node ``i`` of an in-tree has execution data ``m[i]`` and output data ``f[i]``;
 leaves have no input. A node may run once every child has run. While node
@@ -16,7 +16,7 @@ without recursion so trees of 10^5 nodes and more are fine.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 import numbers
 
@@ -25,11 +25,12 @@ import numpy as np
 from ..plaindata import register as _register_plain
 from ..errors import TreeError, check_int, check_list
 
-__all__ = ["Tree", "peak", "memory_profile", "outtree_peak", "check_traversal", "check_tree"]
+__all__ = ["Tree", "BreadthFirst", "breadth_first", "peak", "memory_profile", "outtree_peak",
+           "check_traversal", "check_tree"]
 
 
 class Tree:
-    """An in-tree given by a parent array (seed 002, "Notations").
+    """An in-tree given by a parent array (scheduling slides, "Notations").
 
     ``parent[i]`` is the index of ``i``'s parent, ``-1`` marks the root (there
     must be exactly one); ``f[i]`` is the output size and ``m[i]`` the
@@ -102,7 +103,7 @@ class Tree:
         return cls(data["parent"], data["f"], data["m"])
 
     def memreq(self, i: int) -> float:
-        """MemReq(i) = sum of children's f + m_i + f_i (seed 002, "Notations")."""
+        """MemReq(i) = sum of children's f + m_i + f_i (scheduling slides, "Notations")."""
         return sum(self.f[c] for c in self.children[i]) + self.m[i] + self.f[i]
 
     def bottom_up(self) -> list[int]:
@@ -132,7 +133,8 @@ class Tree:
         return max(self.depths()) + 1
 
     def reversed_order(self, order: Sequence[int]) -> list[int]:
-        """The reverse of ``order``: a schedule of the out-tree (seed 002, "From in-trees to out-trees")."""
+        """The reverse of ``order``: a schedule of the out-tree (scheduling slides, "From in-trees
+        to out-trees")."""
         return list(order)[::-1]
 
     def subtree(self, r: int) -> "Tree":
@@ -145,6 +147,39 @@ class Tree:
         idx = {v: j for j, v in enumerate(nodes)}
         par = [-1 if v == r else idx[self.parent[v]] for v in nodes]
         return Tree(par, [self.f[v] for v in nodes], [self.m[v] for v in nodes])
+
+
+class BreadthFirst(NamedTuple):
+    """The tree renumbered by breadth-first position (the root is 0): position ``k`` holds node
+    ``node[k]``, its children are the positions ``first[k] .. first[k] + count[k] - 1`` in the
+    order of ``tree.children``, and ``f[k]``, ``m[k]`` are its sizes; ``inner`` lists the
+    positions that have children from the last to the first. Bottom-up passes then run over
+    ``k = n-1 .. 0`` and read their children from neighbouring positions (memory locality: on trees
+    of 10^6 nodes, reading lists in BFS order costs several times a sequential read)."""
+
+    node: np.ndarray
+    first: list[int]
+    count: list[int]
+    f: list[float]
+    m: list[float]
+    inner: list[int]
+
+    def nodes(self, positions: list[int]) -> list[int]:
+        """The nodes at ``positions``, in that order."""
+        return self.node[np.fromiter(positions, np.int64, len(positions))].tolist()
+
+
+def breadth_first(tree: Tree) -> BreadthFirst:
+    """The breadth-first numbering of ``tree`` (:class:`BreadthFirst`), built with numpy."""
+    n = tree.n
+    node = np.fromiter(tree.bfs, np.int64, n)
+    parent = np.fromiter(tree.parent, np.int64, n)
+    count = np.bincount(parent[parent >= 0], minlength=n)[node]
+    first = np.cumsum(count) - count + 1      # BFS lists each node's children together, in order
+    return BreadthFirst(node, first.tolist(), count.tolist(),
+                        np.fromiter(tree.f, np.float64, n)[node].tolist(),
+                        np.fromiter(tree.m, np.float64, n)[node].tolist(),
+                        np.flatnonzero(count)[::-1].tolist())
 
 
 def check_tree(tree: object, what: str) -> Tree:
@@ -179,7 +214,7 @@ def _sizes(values: Iterable[float], n: int, name: str) -> list[float]:
 
 def check_traversal(tree: Tree, order: Sequence[int]) -> list[int]:
     """Check that ``order`` is a traversal of the in-tree: a permutation of the
-    nodes where every node comes after all its children (seed 002, "Notations").
+    nodes where every node comes after all its children (scheduling slides, "Notations").
 
     Returns the order as a list of ints; raises TreeError naming the node.
     """
@@ -207,7 +242,7 @@ def check_traversal(tree: Tree, order: Sequence[int]) -> list[int]:
 def random_traversal(tree: Tree, seed: int | np.random.Generator | None = None) -> list[int]:
     """A uniformly chosen next step at every step: any node whose children are all done.
 
-    Any such order is a valid traversal (seed 002, "Notations": a node needs
+    Any such order is a valid traversal (scheduling slides, "Notations": a node needs
     all its children's outputs), not only a post-order.
     """
     rng = np.random.default_rng(seed)
@@ -226,7 +261,7 @@ def random_traversal(tree: Tree, seed: int | np.random.Generator | None = None) 
 
 
 def memory_profile(tree: Tree, order: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Memory while and after each step of a sequential traversal (seed 002, "Notations").
+    """Memory while and after each step of a sequential traversal (scheduling slides, "Notations").
 
     Returns ``(during, after)``: ``during[k]`` is the memory while ``order[k]``
     runs (held outputs + m + f of the running node), ``after[k]`` once it is
@@ -245,7 +280,7 @@ def memory_profile(tree: Tree, order: Sequence[int]) -> tuple[np.ndarray, np.nda
 
 
 def peak(tree: Tree, order: Sequence[int]) -> float:
-    """Peak memory of a sequential traversal of the in-tree (seed 002, "Notations").
+    """Peak memory of a sequential traversal of the in-tree (scheduling slides, "Notations").
 
     ``order`` must list every node once, each after its children; otherwise
     TreeError names the offending node.
@@ -262,7 +297,7 @@ def outtree_peak(tree: Tree, order: Sequence[int]) -> float:
     present from the start), needs ``m[i]``, and writes one datum ``f[c]`` for
     each out-tree child ``c`` (its in-tree children); then ``f[i]`` and
     ``m[i]`` are freed. This mirrors the in-tree model step by step, so by the
-    seed's theorem ("From in-trees to out-trees")
+    slides' theorem ("From in-trees to out-trees")
     ``outtree_peak(tree, order[::-1]) == peak(tree, order)``. ``order`` must
     be a traversal of the out-tree (every node after its in-tree parent).
     """

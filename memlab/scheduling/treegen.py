@@ -1,9 +1,10 @@
-"""Tree generators: random trees and the post-order counterexample (seed 002).
+"""Tree generators: random trees and the post-order counterexample (scheduling slides,
+"Post-order is not optimal").
 
 * :func:`random_tree` — random recursive trees (each node's parent uniform
   among the earlier nodes), deep trees (parent among the 3 nodes before) and
   bushy trees (parent among the first ~sqrt(i) nodes), with random sizes.
-* :func:`postorder_counterexample` — the family ``T_K`` of seed 002, "Post-order
+* :func:`postorder_counterexample` — the family ``T_K`` of scheduling slides, "Post-order
   is not optimal", on which the best post-order needs
   ``M + eps + K (b-1) M/b`` while the best traversal needs
   ``M + eps + K (b-1) eps``.
@@ -52,7 +53,7 @@ def random_tree(n: int, shape: str = "recursive", seed: int | None = None,
                 integer: bool = True) -> Tree:
     """A random in-tree of ``n`` nodes with sizes drawn uniformly in the ranges
     (integers when ``integer``); see :func:`random_parents` for the shapes.
-    Used for the seed 002 table "best post-order vs optimal on random trees"."""
+    Used for the scheduling slides' table "best post-order vs optimal on random trees"."""
     par = random_parents(n, shape, seed)
     rng = np.random.default_rng(None if seed is None else seed + 7919)
 
@@ -79,14 +80,14 @@ def _check_family(b: int, K: int, M: float, eps: float) -> None:
 
 def counterexample_peaks(b: int, K: int, M: float, eps: float) -> tuple[float, float]:
     """``(BPO_K, BT_K)`` = (M + eps + K(b-1)M/b, M + eps + K(b-1)eps), the best
-    post-order and best traversal peaks of ``T_K`` (seed 002, "Post-order is not optimal")."""
+    post-order and best traversal peaks of ``T_K`` (scheduling slides, "Post-order is not optimal")."""
     _check_family(b, K, M, eps)
     return M + eps + K * (b - 1) * M / b, M + eps + K * (b - 1) * eps
 
 
 def postorder_counterexample(b: int, K: int, M: float, eps: float) -> Tree:
     """The tree ``T_K`` on which the best post-order is K times worse than optimal
-    (seed 002, "Post-order is not optimal"); all execution data m are 0.
+    (scheduling slides, "Post-order is not optimal"); all execution data m are 0.
 
     Construction (ours; the slide's figure is not reproduced): ``T_0`` is a
     chain leaf L (f = M) -> X (f = eps): peak M + eps, residual eps.

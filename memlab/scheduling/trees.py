@@ -1,4 +1,4 @@
-"""Memory-aware traversals of tree-shaped task graphs (seed 002, "Tree-shaped task graphs").
+"""Memory-aware traversals of tree-shaped task graphs (scheduling slides, "Tree-shaped task graphs").
 
 This is the public face of the tree part of memlab:
 
@@ -37,7 +37,7 @@ BruteForceResult = ExactResult
 
 def brute_force_stats(tree: Tree, max_nodes: int = MAX_BRUTE_NODES) -> ExactResult:
     """Exact minimum peak by dynamic programming over down-closed sets of processed nodes (the
-    "sequential problem" of seed 002, solved by search; :mod:`memlab.scheduling.subsets`).
+    "sequential problem" of the scheduling slides, solved by search; :mod:`memlab.scheduling.subsets`).
 
     Running node ``i`` needs ``m_i + f_i`` on top of what is held; afterwards its children's
     outputs are freed and its own ``f_i`` is held. Exponential: refuses trees above ``max_nodes``.
@@ -54,6 +54,6 @@ def brute_force_stats(tree: Tree, max_nodes: int = MAX_BRUTE_NODES) -> ExactResu
 
 def brute_force(tree: Tree, max_nodes: int = MAX_BRUTE_NODES) -> tuple[list[int], float]:
     """Exact minimum-peak traversal ``(order, peak)`` by search over sets of
-    processed nodes (seed 002, "sequential problem"); small trees only."""
+    processed nodes (scheduling slides, "sequential problem"); small trees only."""
     order, pk = brute_force_stats(tree, max_nodes)
     return order, pk

@@ -1,6 +1,6 @@
-"""Best post-order vs optimal traversal, recomputed (seed 002, "Post-order is not optimal").
+"""Best post-order vs optimal traversal, recomputed (scheduling slides, "Post-order is not optimal").
 
-The seed's table (from Jacquelin, Marchal, Robert and Uçar, 2011) reports,
+The slides' table (from Jacquelin, Marchal, Robert and Uçar, 2011) reports,
 for actual assembly trees and for random trees: the share of trees whose
 best post-order is not optimal (4.2% / 61%), the maximum increase of its
 peak over the optimal one (18% / 22%) and the average increase (1% / 12%).
@@ -35,13 +35,13 @@ from .treegen import random_tree
 __all__ = ["TableRow", "compare_postorder", "assembly_family", "random_family",
            "postorder_table", "PAPER_TABLE"]
 
-#: the seed's figures: family -> (non-optimal share, max increase, average increase)
+#: the slides' figures: family -> (non-optimal share, max increase, average increase)
 PAPER_TABLE = {"assembly": (0.042, 0.18, 0.01), "random": (0.61, 0.22, 0.12)}
 
 
 @dataclass
 class TableRow:
-    """One column of the seed's table: share of trees where the best post-order
+    """One column of the slides' table: share of trees where the best post-order
     is not optimal, max and mean relative increase of its peak (mean over the
     non-optimal trees; ``mean_increase_all`` over all trees), and the count."""
 
@@ -52,7 +52,7 @@ class TableRow:
     count: int
 
     def as_tuple(self) -> tuple[float, float, float]:
-        """The three numbers of the seed's table (share, max, average)."""
+        """The three numbers of the slides' table (share, max, average)."""
         return self.nonoptimal_share, self.max_increase, self.mean_increase
 
 
@@ -111,7 +111,7 @@ def postorder_table(n_assembly: int = 40, n_random: int = 200, seed: int = 0,
                     progress: Callable[[int, int], None] | None = None,
                     n_irregular: int = 0,
                     irregular_sizes: tuple[int, int] = (300, 1500)) -> dict[str, TableRow]:
-    """The seed's table recomputed: family -> :class:`TableRow` (a few seconds
+    """The slides' table recomputed: family -> :class:`TableRow` (a few seconds
     with the default counts). ``progress(done, total)`` reports the trees
     compared. With ``n_irregular`` > 0 an ``"irregular"`` row is added: that
     many unstructured-mesh assembly trees of ``irregular_sizes`` unknowns."""

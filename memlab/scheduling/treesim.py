@@ -1,10 +1,10 @@
-"""Event simulator of an in-tree on P processors (seed 002, "Model for parallel tree processing").
+"""Event simulator of an in-tree on P processors (scheduling slides, "Model for parallel tree processing").
 
 Model: ``P`` uniform processors share one memory; node ``i`` has work
 ``w[i]``. Each node is given a contiguous range of processors ``[lo, hi)``
 and runs on all of them at once (node parallelism: it takes
 ``w[i] / (hi - lo) ** alpha``; ``alpha = 1`` is perfect speed-up, ``alpha < 1``
-models the communication cost of node parallelism the seed warns about); nodes on disjoint ranges run at the same time (tree
+models the communication cost of node parallelism the slides warn about); nodes on disjoint ranges run at the same time (tree
 parallelism). A node may start when its children (and any extra
 predecessors, used to serialize subtrees) have ended and every processor of
 its range is idle; among startable nodes the smallest priority rank goes
@@ -36,7 +36,7 @@ __all__ = ["TreeSchedule", "simulate", "check_node_work", "processor_peaks"]
 class TreeSchedule:
     """A parallel tree schedule: per-node ``start``, ``end`` and processor
     range ``procs`` (lo, hi); ``makespan``; memory step curve ``times`` /
-    ``memory`` and its ``peak`` (seed 002, "Model for parallel tree processing")."""
+    ``memory`` and its ``peak`` (scheduling slides, "Model for parallel tree processing")."""
 
     start: list[float]
     end: list[float]
@@ -105,7 +105,7 @@ def processor_peaks(tree: Tree, sched: TreeSchedule, spread: bool = True) -> lis
     a node on ``p`` processors puts ``(m + f) / p`` on each of them. ``spread=False``: all of it on
     the first processor of its range (where a Dask run puts the task). Either way ``m + f`` is held
     from the node's start, ``m`` until its end, ``f`` until its parent's end. The largest entry is
-    the M_max(P) of seed 002's "Proportional mapping": memory scales perfectly when
+    the M_max(P) of the scheduling slides' "Proportional mapping": memory scales perfectly when
     P * M_max(P) equals the sequential peak, and badly when it is much larger.
     """
     check_tree(tree, "processor_peaks: tree")

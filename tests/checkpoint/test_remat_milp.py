@@ -135,3 +135,26 @@ def test_workspaces_count_at_their_step_as_in_the_search():
                 optimal_rematerialization(outs, budget)
             continue
         assert optimal_rematerialization(outs, budget).cost == want
+
+
+def test_a_program_asked_again_is_answered_without_solving_it_again(monkeypatch):
+    """The same integer program (same graph, budget, order) is solved once and answered the same;
+    another budget, or a workspace set on the graph since, is a new program."""
+    import scipy.optimize
+
+    from memlab.checkpoint import remat_milp
+
+    real, calls = scipy.optimize.milp, []
+    monkeypatch.setattr(scipy.optimize, "milp", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(remat_milp, "_SOLVED", {})
+    m = mlp(depth=1, batch=2, n_in=3, hidden=3, n_out=2)
+    outs = [m["loss"], *ml.gradients(m["loss"], [m["x"]])]
+    low = minimum_budget(outs)
+    first = optimal_rematerialization(outs, low + 16)
+    again = optimal_rematerialization(outs, low + 16)
+    assert len(calls) == 1 and again == first
+    optimal_rematerialization(outs, low + 48)
+    assert len(calls) == 2
+    ml.graph.set_workspace(outs, {"matmul": 40})
+    optimal_rematerialization(outs, minimum_budget(outs) + 16)
+    assert len(calls) == 3

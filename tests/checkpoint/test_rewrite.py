@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 import memlab as ml
 from memlab import checkpoint as ck
 from memlab.checkpoint.rewrite import RECOMPUTE, forward_nodes, recomputed_nodes
-from memlab.models import mlp
+from memlab.models import mlp, training_outputs
 
 
 def _training(depth, batch=16, width=16, act="sigmoid", wrt="data"):
@@ -160,3 +160,28 @@ def test_the_rewrite_does_not_depend_on_what_was_built_before():
         new = ck.recompute_graph(outs, keep)
         seen.append((_structure(new), ml.plan_offsets(new).total_bytes))
     assert all(s == seen[0] for s in seen[1:])
+
+
+def test_memonger_remembers_its_trials_for_the_same_graph_only(monkeypatch):
+    """A budget search asks memonger again and again on one graph: the trials are planned once;
+    the answers equal a fresh search's, and a graph changed in place is searched again."""
+    from memlab.checkpoint import graph_strategies as gs
+
+    m = mlp(depth=12, batch=8, n_in=4, hidden=8, n_out=3)
+    outs = training_outputs(m)
+    monkeypatch.setattr(gs, "_TRIALS", [])
+    planned = []
+    real = gs.plan_offsets
+    monkeypatch.setattr(gs, "plan_offsets",
+                        lambda g, *a, **k: planned.append(1) or real(g, *a, **k))
+    best = ck.memonger(outs)
+    n = len(planned)
+    bytes_of = {b: keep for b, _, keep in gs._TRIALS[-1][2]}
+    for budget in sorted(bytes_of):
+        assert ck.memonger(outs, budget=budget) is not bytes_of[budget]   # a copy each time
+    assert ck.memonger(outs) == best and len(planned) == n
+    gs._TRIALS.clear()
+    assert ck.memonger(outs) == best and len(planned) == 2 * n        # a fresh search agrees
+    ml.graph.set_workspace(outs, {"matmul": 10**6})
+    ck.memonger(outs)
+    assert len(planned) > 2 * n

@@ -14,6 +14,9 @@ from memlab.scheduling.trees import (Tree, best_postorder, brute_force, countere
                           memory_profile, optimal_traversal, outtree_peak, peak,
                           postorder_counterexample, postorder_peak, postorder_from_children)
 from memlab.scheduling.trees import brute_force_stats
+from memlab.scheduling.liu import subtree_optimal_peaks
+from memlab.scheduling.postorder import best_child_order
+from memlab.scheduling.treebase import breadth_first
 from memlab.scheduling.treegen import random_tree
 from memlab.scheduling.assembly import (column_counts, elimination_tree, grid_adjacency, grid_assembly_tree,
                              minimum_degree, nested_dissection)
@@ -89,6 +92,41 @@ def test_optimal_traversal_matches_brute_force(data):
     assert pk == pytest.approx(bpk, abs=TOL)
     assert sim_peak(par, f, m, order) == pytest.approx(pk, abs=TOL)
     assert sim_peak(par, f, m, border) == pytest.approx(bpk, abs=TOL)
+
+
+@settings(max_examples=80)
+@given(trees_data(max_nodes=10))
+def test_every_subtree_gets_its_own_least_peaks(data):
+    """Each subtree's peaks from the one bottom-up pass equal the algorithms run on that subtree
+    alone, and the best post-order is the post-order of the returned child orders."""
+    par, f, m = data
+    t = Tree(par, f, m)
+    least = subtree_optimal_peaks(t)
+    children, P = best_child_order(t)
+    for v in range(t.n):
+        sub = t.subtree(v)
+        assert least[v] == pytest.approx(brute_force(sub)[1], abs=TOL)
+        assert P[v] == pytest.approx(best_postorder_by_permutations(sub.parent, sub.f, sub.m),
+                                     abs=TOL)
+        assert sorted(children[v]) == t.children[v]
+    order, pk = best_postorder(t)
+    assert order == postorder_from_children(t, children) and pk == P[t.root]
+
+
+@settings(max_examples=60)
+@given(trees_data(max_nodes=12))
+def test_breadth_first_numbering(data):
+    """Position k's children are the positions first[k] .. first[k] + count[k] - 1, in the order
+    of tree.children, and the sizes follow their nodes."""
+    par, f, m = data
+    t = Tree(par, f, m)
+    bf = breadth_first(t)
+    node = bf.node.tolist()
+    assert sorted(node) == list(range(t.n)) and node[0] == t.root
+    for k, v in enumerate(node):
+        kids = node[bf.first[k]:bf.first[k] + bf.count[k]]
+        assert kids == t.children[v]
+        assert (bf.f[k], bf.m[k]) == (t.f[v], t.m[v])
 
 
 @settings(max_examples=60)
