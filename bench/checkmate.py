@@ -1,4 +1,4 @@
-"""Checkmate at scale (issue 23, item 5): the exact integer program against its relaxation with
+"""Checkmate at scale: the exact integer program against its relaxation with
 two-phase rounding, and memonger's rewrite, at memonger's own peak (the budget where memonger's plan
 fits) and at a tighter budget, in the order memonger's graph first computes each node. The rounding
 starts from memonger's schedule too (``incumbent``); "no start" is the rounding without it.

@@ -1,4 +1,4 @@
-"""Checkpointing on chains (issue 8): schedule-building time, recomputations against the optimum,
+"""Checkpointing on chains: schedule-building time, recomputations against the optimum,
 and the heterogeneous dynamic program's time. Prints tables; run with `make bench`."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Checkpointing on op graphs (issue 9): bytes and time of every strategy on ResNet and LSTM graphs
+"""Checkpointing on op graphs: bytes and time of every strategy on ResNet and LSTM graphs
 against the un-checkpointed plan, plan_offsets against a graphlib sort from 1e3 to 1e5 nodes, and
-recompute_graph before and after its near-linear cycle check (issue 23, item 4), and every strategy
-on full training steps beside Chen et al.'s figures (issue 23, item 3; `python checkpoint_graphs.py
+recompute_graph before and after its near-linear cycle check, and every strategy
+on full training steps beside Chen et al.'s figures (`python checkpoint_graphs.py
 training` prints that table alone).
 Prints tables; run with `make bench`."""
 from __future__ import annotations
@@ -118,7 +118,7 @@ def rewrite_times() -> None:
 
 
 def training_step_table() -> None:
-    row("\n6. Checkpointing on full training steps (loss + every parameter gradient; issue 23), each")
+    row("\n6. Checkpointing on full training steps (loss + every parameter gradient), each")
     row("   against store all under the same memory-aware order: arena bytes, feature maps (arena less")
     row("   the returned gradients), counted overhead (recomputed / forward ops), measured overhead")
     row("   (arena executor, best of 3; graphs that run). Chen et al. 2016: ResNet-1000 48 GB -> 7 GB "

@@ -1,4 +1,4 @@
-"""Dask's static order against memlab's memory-aware orders, in the model and on Dask (issue 22).
+"""Dask's static order against memlab's memory-aware orders, in the model and on Dask.
 
 For each family of trees (random recursive, bushy and deep trees, the seed's model with output
 sizes f in 1..100 and execution sizes m in 0..100; assembly trees of Delaunay and random geometric

@@ -1,4 +1,4 @@
-"""Benchmark of the memory-aware execution order (seed 002 part 1; issue 23).
+"""Benchmark of the memory-aware execution order (the scheduling slides, part 1).
 
 Prints four tables:
 
@@ -106,7 +106,7 @@ def table_exact() -> None:
 
 
 def zoo() -> list[tuple[str, list[ml.Node]]]:
-    return [("mlp-36 (issue 23)", training_outputs(mlp(36, batch=256, n_in=16, hidden=16, n_out=4))),
+    return [("mlp-36", training_outputs(mlp(36, batch=256, n_in=16, hidden=16, n_out=4))),
             ("mlp-128", training_outputs(mlp(128, batch=256, n_in=16, hidden=16, n_out=4))),
             ("mlp-50 b64 h256", training_outputs(mlp(50, batch=64, n_in=256, hidden=256))),
             ("conv-resnet-8", training_outputs(conv_resnet(8))),

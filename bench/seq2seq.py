@@ -1,4 +1,4 @@
-"""Benchmark of OpenNMT's sharing techniques on memlab's sequence-to-sequence model (seed 001).
+"""Benchmark of OpenNMT's sharing techniques on memlab's sequence-to-sequence model (OpenNMT's notes).
 
 Prints three tables for one training step (10-word source, LSTMs of 64 units, batch 32, a 1000-word
 vocabulary):

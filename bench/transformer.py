@@ -1,4 +1,4 @@
-"""Memory in transformers (issue 21, lesson 15): activation bytes per layer from memlab's liveness
+"""Memory in transformers (lesson 15): activation bytes per layer from memlab's liveness
 against Korthikanti et al. 2022's sbh(34 + 5as/h); full against selective recomputation; plain
 against tiled attention (FlashAttention); the KV cache of serving under three allocators (vLLM).
 Prints tables; run with `make bench`."""

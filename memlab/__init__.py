@@ -11,9 +11,9 @@ The package follows the course's parts, each layer importing only the ones below
   ``import memlab.cuda`` or ``Executor(..., device="cuda")``);
 * :mod:`memlab.execute` -- one run loop behind the naive, pool and arena runners (p.10-22);
 * :mod:`memlab.checkpoint` -- trading computation for memory: checkpoints on graphs and chains,
-  Revolve, heterogeneous chains, several memory levels, parallel memory models (p.30-37, seed 002);
+  Revolve, heterogeneous chains, several memory levels, parallel memory models (p.30-37, the scheduling slides);
 * :mod:`memlab.models` -- the model zoo and the slides' comparisons (p.22-23, p.28-29, p.35-36);
-* :mod:`memlab.scheduling` -- task graphs and trees (seed 002), apart from the op graph;
+* :mod:`memlab.scheduling` -- task graphs and trees (scheduling slides), apart from the op graph;
 * :mod:`memlab.exercise_helpers` -- helpers the exercises hand students (``TagLayout``, random graphs);
 * :mod:`memlab.testing` -- checks shared by the tests and the exercises' hidden tests;
 * :mod:`memlab.viz` (drawings, widgets) and :mod:`memlab.grading` (the grader) on top.

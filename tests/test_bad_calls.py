@@ -1,4 +1,4 @@
-"""The bad calls a new user met (issue 24): each raises a MemlabError naming the argument and what
+"""The bad calls a new user met: each raises a MemlabError naming the argument and what
 is allowed, where it used to return garbage or raise a raw traceback."""
 from __future__ import annotations
 
@@ -257,7 +257,7 @@ def _show_both(depth, width=3):
     print(depth, width)
 
 
-#: issue 29, item 1.6: (call, error, words the message must hold)
+#: (call, error, words the message must hold)
 _CH = ml.checkpoint.hetero_chain([2, 1, 1], [1.0, 1.0])
 _CK = ml.checkpoint
 BAD_CALLS = {

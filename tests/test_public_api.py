@@ -1,4 +1,4 @@
-"""The README's public API, checked against the package (issue 24, items 4 and 5).
+"""The README's public API, checked against the package.
 
 The names come from the README's table "Public API (`import memlab as ml`)" itself, so a name added
 there cannot be forgotten here: each must resolve right after ``import memlab as ml``, and each

@@ -1,4 +1,4 @@
-"""Docstrings name modules and objects that exist (issue 20: stale ``memlab.planner``,
+"""Docstrings name modules and objects that exist (stale ``memlab.planner``,
 ``memlab.treegen`` and ``memlab.ops.Op`` references outlived their modules)."""
 from __future__ import annotations
 

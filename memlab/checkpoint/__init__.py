@@ -1,4 +1,4 @@
-"""Trading computation for memory (CSE599G1 lecture 7, p.30-37; seed 002, "Backpropagation graphs").
+"""Trading computation for memory (CSE599G1 lecture 7, p.30-37; the scheduling slides, "Backpropagation graphs").
 
 Chains: the slot model and the replay of a schedule (:mod:`.chain`), the binomial arithmetic of
 optimal checkpointing (:mod:`.binomial`), and the strategies as explicit schedules

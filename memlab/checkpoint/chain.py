@@ -1,4 +1,4 @@
-"""The chain model of backpropagation and the replay of a schedule (seed 002, "Backpropagation graphs").
+"""The chain model of backpropagation and the replay of a schedule (scheduling slides, "Backpropagation graphs").
 
 A chain of ``l`` forward steps ``x_{i+1} = F_i(x_i)`` (i = 0..l-1) is followed by the backward steps
 ``y_i = B_i(x_i, y_{i+1})`` for i = l, l-1, ..., 0; ``y_{l+1}``, the loss seed, is implicit and

@@ -1,4 +1,4 @@
-"""Checkpointing strategies for a chain, each returned as an explicit schedule (seed 002; Chen et al. 2016;
+"""Checkpointing strategies for a chain, each returned as an explicit schedule (scheduling slides; Chen et al. 2016;
 Griewank and Walther 2000).
 
 Every strategy is the same two-phase recipe with its own choice of checkpoints: advance through the
@@ -56,13 +56,13 @@ def _recompute_from_checkpoint(n: int, ctx: object) -> list[tuple[int, object]]:
 
 
 def store_all(l: int) -> Schedule:
-    """Keep every ``x_i`` (seed 002, l = 5: peak 6, no recomputation)."""
+    """Keep every ``x_i`` (scheduling slides, l = 5: peak 6, no recomputation)."""
     check_length(l)
     return _schedule("store all", l, [(1, None)] * l, _recompute_from_checkpoint)
 
 
 def recompute_all(l: int) -> Schedule:
-    """Keep only ``x0``; recompute each ``x_i`` from it (seed 002, l = 5: peak 3, 10 recomputations)."""
+    """Keep only ``x0``; recompute each ``x_i`` from it (scheduling slides, l = 5: peak 3, 10 recomputations)."""
     check_length(l)
     return _schedule("recompute all", l, [(l, None)], _recompute_from_checkpoint)
 
@@ -74,7 +74,7 @@ def _store_segment(n: int, ctx: object) -> list[tuple[int, object]]:
 
 def store_some(l: int, keep: Iterable[int], segments: str = "recompute") -> Schedule:
     """Keep ``x0`` and the ``x_i`` for ``i`` in ``keep``, then per backward step recompute what is
-    missing from the nearest kept value below (seed 002, l = 5, keep x2: peak 4, 4 recomputations).
+    missing from the nearest kept value below (scheduling slides, l = 5, keep x2: peak 4, 4 recomputations).
 
     ``segments="store"`` instead re-runs each segment's forward pass once, keeping all its values
     (Chen et al. 2016: one extra forward pass in all).
@@ -151,7 +151,7 @@ def check_slot_budget(l: int, budget: object) -> int:
 
 
 def optimal(l: int, budget: int) -> Schedule:
-    """The fewest recomputations for a chain of ``l`` steps within ``budget`` slots (seed 002, "the
+    """The fewest recomputations for a chain of ``l`` steps within ``budget`` slots (scheduling slides, "the
     scheduling problem"; l = 5: budget 3 -> 6, 4 -> 2, 5 -> 1, 6 -> 0).
 
     The split comes from :func:`~memlab.checkpoint.binomial.allocate` in closed form; ``.cost`` is

@@ -20,7 +20,7 @@ LSTM's state between steps; on a chain, each value).
   those outputs in the backward pass, a constant saving rather than a sublinear one.
 
 The forward nodes are walked in the order the step runs in, the memory-aware
-:func:`~memlab.memory.order.memory_order` of the planners (seed 002 part 1), and planned bytes are
+:func:`~memlab.memory.order.memory_order` of the planners (the scheduling slides, part 1), and planned bytes are
 those of the offset planner in that order. On full training steps (every weight gradient too)
 this is what makes checkpointing pay: in the depth-first order it saves nothing (lesson 06).
 

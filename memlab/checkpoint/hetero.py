@@ -1,4 +1,4 @@
-"""Heterogeneous chains: per-step costs and per-value sizes under a memory budget (seed 002, "the
+"""Heterogeneous chains: per-step costs and per-value sizes under a memory budget (scheduling slides, "the
 scheduling problem": application parameters x_i, wf_i, wb_i; the dynamic program of rotor,
 Beaumont, Eyraud-Dubois, Herrmann, Joly and Shilova 2019, on our slot model).
 

@@ -1,4 +1,4 @@
-"""Several memories: checkpoints in a hierarchy of storage levels (seed 002, "heterogeneous model + K
+"""Several memories: checkpoints in a hierarchy of storage levels (scheduling slides, "heterogeneous model + K
 memories"; the disk model of Aupy, Herrmann, Hovland and Robert 2016; H-Revolve, Aupy and Herrmann
 2020).
 

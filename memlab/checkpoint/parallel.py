@@ -1,4 +1,4 @@
-"""The memory of parallel backpropagation (seed 002, "Parallel processing of backpropagation graphs").
+"""The memory of parallel backpropagation (scheduling slides, "Parallel processing of backpropagation graphs").
 
 **Model parallelism, inter-layer (pipelining, GPipe; Huang et al. 2019).** The ``L`` layers are cut
 into ``S`` stages on ``S`` devices; a mini-batch is cut into ``M`` micro-batches that flow through the

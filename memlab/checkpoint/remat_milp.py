@@ -36,7 +36,7 @@ against sqrt(N), memonger and every-k). Another order can need more, or less. :f
 schedule keeps from the forward pass and the schedule itself; :func:`build_problem` builds the
 constraints once, as sparse matrices, for both this solver and the relaxation. Checkmate solves for
 a fixed order, so the order matters: by default it is the memory-aware
-:func:`~memlab.memory.order.memory_order` (seed 002 part 1), the order the planners use;
+:func:`~memlab.memory.order.memory_order` (the scheduling slides, part 1), the order the planners use;
 ``order="dfs"`` is the depth-first one.
 """
 from __future__ import annotations

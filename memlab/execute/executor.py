@@ -45,7 +45,7 @@ class Executor:
 
     ``order``: the execution order of the naive and pool runners: an explicit order, a method of
     :func:`~memlab.memory.order.memory_order` (``"dfs"``: depth-first) or None for its
-    memory-aware default (seed 002 part 1).
+    memory-aware default (the scheduling slides, part 1).
 
     Beyond the slides, ``memory="caching"`` allocates node by node from PyTorch's caching
     allocator (:class:`~memlab.memory.caching.CachingAllocator`; ``"caching-expandable"`` with

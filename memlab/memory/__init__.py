@@ -2,12 +2,12 @@
 
 Dynamic allocation through a caching pool (:mod:`.pool`, p.14-16); liveness and reference counts,
 computed once (:mod:`.liveness`); the execution order chosen for its peak memory
-(:mod:`.order`, seed 002 part 1); the lecture's tag planner with in-place, sharing and the box of
+(:mod:`.order`, the scheduling slides, part 1); the lecture's tag planner with in-place, sharing and the box of
 free tags (:mod:`.planner`, p.17-22); byte offsets in one arena, tags chosen with every lifetime
 known, and the live-bytes lower bound (:mod:`.offsets`); longest-path colouring and the implicit
 dependencies sharing adds (:mod:`.longest_path`, :mod:`.coloring`, p.23-25); an independent
 verifier of any :class:`Plan` (:mod:`.checkplan`); OpenNMT's sharing techniques as planning
-rules (:mod:`.sharing`, seed 001); the KV cache of LLM serving under three allocators, lesson 02's
+rules (:mod:`.sharing`, OpenNMT's notes); the KV cache of LLM serving under three allocators, lesson 02's
 pool among them (:mod:`.kvcache`, lesson 15); beyond the slides, PyTorch's caching allocator
 (:mod:`.caching`) and TensorFlow's BFC allocator (:mod:`.bfc`) over the segments and blocks of
 :mod:`.blocks`. Imports :mod:`memlab.graph` and below.

@@ -1,5 +1,5 @@
 """Liveness: which values are alive at each step of an order, and their bytes (CSE599G1 lecture 7,
-p.17-22; seed 002, "Peak Memory").
+p.17-22; the scheduling slides, "Peak Memory").
 
 The one rule of memory in memlab, written here once and called by every order, planner, bound,
 solver and report:
@@ -184,7 +184,7 @@ class IndexedGraph:
         the outputs kept to the end): every computed value from its step to its last reader's,
         each op's workspace at its step, and, with ``inplace``, an input the op writes over
         (:meth:`partners`) counted once with its output at that step (p.20). Its maximum is the
-        order's peak (seed 002, "Sequential problem")."""
+        order's peak (scheduling slides, "Sequential problem")."""
         first, last = self.steps(order)
         v = len(self.nodes)
         if self._bytes is None:
@@ -367,7 +367,7 @@ def inplace_clusters(liveness: Liveness, inplace: bool = True) -> list[list[Node
 
 
 def search_tasks(graph: IndexedGraph) -> tuple[list[int | None], list[int], list[int], list[int]]:
-    """The rule in the incremental form of seed 002's exact search (``needs``, ``cost``, ``delta``
+    """The rule in the incremental form of the scheduling slides' exact search (``needs``, ``cost``, ``delta``
     of :func:`~memlab.scheduling.subsets.min_peak_search`), with the tasks: every computed node
     (its index), then one free task (None) per value read by several ops.
 

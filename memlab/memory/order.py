@@ -1,4 +1,4 @@
-"""The execution order of the op graph, chosen for its peak memory (seed 002, part 1; Liu 1987).
+"""The execution order of the op graph, chosen for its peak memory (scheduling slides, part 1; Liu 1987).
 
 Seed 002's "Sequential problem": even on one processor, the order in which a task graph runs sets
 its **peak memory**, and finding the order of least peak is NP-complete on general DAGs ("Research
@@ -27,7 +27,7 @@ weight gradients, and holds them all.
   order of preference: dfs, reverse_dfs, autograd, greedy), so never above depth-first; on graphs
   of at most :data:`SIFT_NODES` nodes, then improved by moving single ops while the peak falls
   (a local search, not an exact one);
-* ``"exact"``: the least peak over every order, by the one exact search of seed 002
+* ``"exact"``: the least peak over every order, by the one exact search of the scheduling slides
   (:func:`~memlab.scheduling.subsets.min_peak_search`) on the op graph seen as a task graph
   (:func:`~.liveness.search_tasks`); exponential, so refused above :data:`MAX_EXACT_OPS` search tasks.
 
@@ -60,7 +60,7 @@ SIFT_NODES = 32
 def memory_order(outputs: Node | Iterable[Node], method: str = "best", *,
                  max_ops: int = MAX_EXACT_OPS) -> list[Node]:
     """A topological order of every node ``outputs`` need, chosen to keep the peak of live bytes
-    low (seed 002, "Sequential problem"; methods in the module docstring). ``max_ops`` bounds the
+    low (scheduling slides, "Sequential problem"; methods in the module docstring). ``max_ops`` bounds the
     search of ``method="exact"``; a bigger graph raises :class:`~memlab.errors.PlanError`.
     """
     if method not in METHODS:
@@ -138,7 +138,7 @@ def plan_liveness(outputs: Node | Iterable[Node], order: Sequence[Node] | str | 
 
 def order_peak(outputs: Node | Iterable[Node], order: Sequence[Node] | str | None = None) -> int:
     """The peak of live bytes of an order (default: :func:`memory_order`'s), as the planners count
-    liveness (:meth:`~memlab.memory.liveness.Liveness.peak`; seed 002 "Peak Memory")."""
+    liveness (:meth:`~memlab.memory.liveness.Liveness.peak`; the scheduling slides "Peak Memory")."""
     return plan_liveness(outputs, order).peak()
 
 

@@ -21,7 +21,7 @@ over the order (:func:`~memlab.graph.last_readers`). So the planner tests "is
 this op the last reader of x?" where the slide counts down, and keeps the
 counts themselves only for the trace (``trace=True``), where the steppers show
 them; both give the same plan (tested). The default order is the memory-aware
-one (:func:`~memlab.memory.order.memory_order`, seed 002 part 1), which builds four
+one (:func:`~memlab.memory.order.memory_order`, the scheduling slides, part 1), which builds four
 whole orders and measures each (about one topological sort with :mod:`graphlib`);
 with ``order="dfs"`` the depth-first walk that finds the order also finds the last
 readers, and planning costs about one such sort (``bench/planning.py``).

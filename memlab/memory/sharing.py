@@ -1,4 +1,4 @@
-"""OpenNMT's memory sharing, as rules of the lecture's planner (seed 001, "Further Memory
+"""OpenNMT's memory sharing, as rules of the lecture's planner (OpenNMT's notes, "Further Memory
 Optimization").
 
 A module framework keeps, for every node of every timestep replica, its output and the gradient

@@ -1,6 +1,6 @@
 """A sequence-to-sequence model that trains: LSTM encoder, bridge, LSTM decoder and generator.
 
-The model of OpenNMT's "Further Memory Optimization" (seed 001, "Memory Usage"): four networks,
+The model of OpenNMT's "Further Memory Optimization" (OpenNMT's notes, "Memory Usage"): four networks,
 the two recurrent ones replicated once per timestep. Every node is built in a
 :func:`~memlab.graph.scope` (module and timestep), so plans, drawings and tables can group by
 them, and :mod:`memlab.memory.sharing` can apply the seed's techniques. Two of the techniques
@@ -150,7 +150,7 @@ def _check_cell(cell: str) -> None:
 def seq2seq(src_len: int, tgt_len: int, hidden: int = 32, batch: int = 16, vocab: int = 8, *,
             embed: int | None = None, share_params: bool = True, connect: bool = True,
             task: str = "reverse", cell: str = "lstm") -> Seq2Seq:
-    """Build one training step of an LSTM encoder-decoder (seed 001's model) with memlab ops.
+    """Build one training step of an LSTM encoder-decoder (OpenNMT's notes' model) with memlab ops.
 
     ``src_len`` and ``tgt_len`` unroll the encoder and the decoder; ``hidden`` is the LSTM size
     (``embed`` the word vectors', default ``hidden``), ``batch`` the sentences per step, and

@@ -1,4 +1,4 @@
-"""OpenNMT's techniques measured (seed 001): memory of one training step of :func:`seq2seq`
+"""OpenNMT's techniques measured (OpenNMT's notes): memory of one training step of :func:`seq2seq`
 against the target length, and the longest target that fits a budget, technique by technique.
 
 Each technique of :data:`LADDER` adds one to the ones before it, in the seed's order; the last

@@ -1,4 +1,4 @@
-"""Pictures of runs on Dask (:mod:`memlab.scheduling.dask`; seed 002, lessons 11-13).
+"""Pictures of runs on Dask (:mod:`memlab.scheduling.dask`; the scheduling slides, lessons 11-13).
 
 Plumbing only: every number comes from :mod:`memlab.scheduling`.
 
@@ -47,7 +47,7 @@ def _model_curve(obj: Any, run: Any) -> tuple[list[float], list[float]]:
 
 def run_figure(obj: Any, run: Any, title: str, colors: Mapping[int, str] | None = None) -> Any:
     """A run of a tree or task graph on Dask: Gantt chart (lanes = workers) and the live bytes
-    the tasks measured, over the model's memory of the order Dask followed (seed 002)."""
+    the tasks measured, over the model's memory of the order Dask followed (scheduling slides)."""
     import matplotlib.pyplot as plt
 
     from .trees import tree_gantt
@@ -105,7 +105,7 @@ def mapping_pair(run: Any, sched: TreeSchedule, title: str,
 
 def order_rows(n: int, shapes: Sequence[str] = ("recursive", "bushy", "deep"),
                seeds: Sequence[int] = range(5)) -> list[dict]:
-    """For random trees of ``n`` nodes (seed 002's model, f in 1..100, m in 0..100): the peak of
+    """For random trees of ``n`` nodes (the scheduling slides' model, f in 1..100, m in 0..100): the peak of
     ``dask.order``'s order, of the order Dask follows given Liu's, and of the best post-order,
     over Liu's optimum, the median over ``seeds``, per shape."""
     out = []

@@ -157,7 +157,7 @@ def overhead_curves(panels: dict[str, tuple[Sequence[dict], str]], slide: dict) 
 
 def order_curves(step: Sequence[Node], rewritten: Sequence[Node], method: str) -> Figure:
     """Live bytes along the run of a training step (store all) and of its checkpointed rewrite,
-    both in the order ``method`` of :func:`~memlab.memory.memory_order` gives (seed 002, part 1:
+    both in the order ``method`` of :func:`~memlab.memory.memory_order` gives (scheduling slides, part 1:
     the order sets the peak); the title gives both peaks and their ratio."""
     fig, ax = plt.subplots(figsize=(6.4, 2.8))
     peaks = []

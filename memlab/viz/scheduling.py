@@ -1,18 +1,18 @@
-"""Steppers and sliders of the scheduling lessons (seed 002, lessons 11-13).
+"""Steppers and sliders of the scheduling lessons (scheduling slides, lessons 11-13).
 
 Plumbing only: every number shown comes from :mod:`memlab.scheduling`.
 
 * :func:`taskgraph_stepper`, :func:`tree_stepper` — a sequential traversal
-  frame by frame (seed 002, "Example"; "Post-order is not optimal");
-* :func:`formula_frames` — the post-order formula term by term (seed 002,
+  frame by frame (scheduling slides, "Example"; "Post-order is not optimal");
+* :func:`formula_frames` — the post-order formula term by term (scheduling slides,
   "Post-order traversals for tree");
 * :func:`counterexample_explorer` — sliders for b, K, M, eps of T_K;
 * :func:`svg_gantt`, :func:`mapping_frames`, :func:`mapping_explorer` — the
-  parallel mappings over time, and sliders for P, alpha and M_B (seed 002,
+  parallel mappings over time, and sliders for P, alpha and M_B (scheduling slides,
   "All-to-all / Proportional / Memory-aware mappings"). The Gantt charts are
   plain SVG strings, so a slider redraws in milliseconds;
 * :func:`pareto_points`, :func:`tradeoff_plot` — schedules as makespan/peak
-  points and their Pareto front (seed 002, "Complexity results").
+  points and their Pareto front (scheduling slides, "Complexity results").
 """
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ def mapping_explorer(tree: Any, w: Sequence[float], colors: Mapping[int, str] | 
 
 def schedule_figure(graph: Any, s: Any, title: str, axes: Any = None) -> Any:
     """A list schedule of a task graph (:func:`memlab.scheduling.listsched.list_schedule`):
-    its Gantt chart beside the memory held over time (seed 002, "Task graph
+    its Gantt chart beside the memory held over time (scheduling slides, "Task graph
     scheduling and memory"). Same task, same colour."""
     import matplotlib.pyplot as plt
 

@@ -1,4 +1,4 @@
-"""Pictures for lesson 10 (OpenNMT's memory sharing, seed 001): the unrolled model, its loss,
+"""Pictures for lesson 10 (OpenNMT's memory sharing, OpenNMT's notes): the unrolled model, its loss,
 which replica uses which storage, and memory against target length.
 
 Same colour = same storage, as everywhere in memlab.

@@ -1,10 +1,10 @@
-"""Graphviz drawings of in-trees and task graphs, and traversal bar plots (seed 002).
+"""Graphviz drawings of in-trees and task graphs, and traversal bar plots (scheduling slides).
 
 Drawing only: the states drawn (which nodes are done, which one runs) come
 from the caller, who takes them from the algorithm's own trace (an order, a
 memory profile). The one rule applied here is the model's definition of what
 memory holds: an output stays from the end of its producer until its consumer
-is done (seed 002, "Sequential problem"), so a done node whose consumer is not
+is done (scheduling slides, "Sequential problem"), so a done node whose consumer is not
 done yet is drawn *held* (coloured), a consumed one *done* (grey).
 
 * :func:`draw_tree` — an in-tree, root on top, edges child -> parent, labels

@@ -1,4 +1,4 @@
-"""Checkpointing on full training steps (the loss and every parameter gradient; issue 23 item 3):
+"""Checkpointing on full training steps (the loss and every parameter gradient):
 every strategy plans fewer bytes than store all under the same memory-aware order, recomputes at
 most one extra forward pass (recursion: one per level, p.34), and gives gradients bit-equal to
 store all. The issue's targets are asserted here at small sizes; bench/checkpoint_graphs.py

@@ -1,4 +1,4 @@
-"""memlab grade-all (issue 19, item 4): a folder of submissions into a gradebook, in parallel workers."""
+"""memlab grade-all: a folder of submissions into a gradebook, in parallel workers."""
 from __future__ import annotations
 
 import csv

@@ -95,7 +95,7 @@ def test_outside_the_grader_a_check_is_a_plain_assertion():
 
 
 def test_check_work_needs_no_solutions_and_runs_from_any_directory(tmp_path):
-    """A student's self-check (issue 19, item 1): the exercise's own visible checks, from any
+    """A student's self-check: the exercise's own visible checks, from any
     directory; ``memlab grade`` without a solution falls back to it."""
     import os
     import subprocess

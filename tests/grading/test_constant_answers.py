@@ -1,5 +1,5 @@
 """Constant and tabulated answers earn nothing: an answer that returns what the fixed inputs of a
-check expect, without the work the question asks, scores 0 on its question (issue 37, item 8)."""
+check expect, without the work the question asks, scores 0 on its question."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,5 @@
 """Hidden feedback teaches without telling: every hidden check of every solution, made to fail on
-purpose, names what went wrong but never the expected answer (issue 19, item 6).  The machinery is
+purpose, names what went wrong but never the expected answer.  The machinery is
 ``memlab check --feedback`` (:mod:`memlab.grading.feedbackcheck`), so an author's new exercise is
 checked the same way.
 """

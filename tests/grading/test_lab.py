@@ -1,4 +1,4 @@
-"""`make lab` (issue 19, item 2): JupyterLab serves the course root with lesson 00 first, and its
+"""`make lab`: JupyterLab serves the course root with lesson 00 first, and its
 terminals find `memlab` (the venv's bin first on PATH, whatever the shell's rc files do)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The regression checks of lessons 01-05, out of the students' way (issue 12).
+"""The regression checks of lessons 01-05, out of the students' way.
 
 Lessons 01-04 are executed once each with nbclient; an extra cell then evaluates expressions in
 the lesson's kernel and prints them as JSON, and the tests assert on those values (the slides'

@@ -1,4 +1,4 @@
-"""Stored lesson outputs show each figure once, as a figure (issue 20).
+"""Stored lesson outputs show each figure once, as a figure.
 
 A function that returns a matplotlib figure it left open is stored twice, once as the cell's
 value and once by the inline backend at the end of the cell; HTML text returned without
@@ -81,7 +81,6 @@ OPS = ("add", "sub", "mul", "div", "copy", "neg", "exp", "log", "sigmoid", "tanh
        "embedding", "embedding_grad", "accumulate", "full", "conv2d", "fc", "batchnorm")
 AUTO_NAME = re.compile(r"(?<![\w.#/-])(?:" + "|".join(OPS) + r")_\d+(?![\w.])")
 #: lessons allowed to show such names for now (none)
-PENDING: set[str] = set()
 
 
 def auto_names(cells: list[dict]) -> list[str]:
@@ -97,8 +96,6 @@ def auto_names(cells: list[dict]) -> list[str]:
 
 @pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
 def test_no_auto_generated_node_name_is_shown(path):
-    if path.stem in PENDING:
-        pytest.xfail("lesson 06 is being rewritten (issue 20)")
     bad = auto_names(json.loads(path.read_text())["cells"])
     assert not bad, f"{path.name}: name the nodes the lesson shows:\n" + "\n".join(bad)
 

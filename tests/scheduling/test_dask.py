@@ -1,4 +1,4 @@
-"""memlab's trees and task graphs on Dask (issue 22): graphs, orders followed, measured peaks.
+"""memlab's trees and task graphs on Dask: graphs, orders followed, measured peaks.
 
 Each check has its own route: the Dask graph against the tree edge by edge; the tasks' meter
 against ``ml.trees.peak`` of the order the tasks' own log shows; that order against a hand-worked

@@ -1,4 +1,4 @@
-"""The GoogleNet picture of lesson 07 (issue 20): one box per computed node, no weights."""
+"""The GoogleNet picture of lesson 07: one box per computed node, no weights."""
 from __future__ import annotations
 
 import re

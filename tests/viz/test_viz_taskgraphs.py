@@ -1,4 +1,4 @@
-"""Lesson 11's plots (issue 20: plotting moved out of the lesson): each draws what it is given."""
+"""Lesson 11's plots (plotting moved out of the lesson): each draws what it is given."""
 from __future__ import annotations
 
 import matplotlib

@@ -1,7 +1,7 @@
 """Gradients accumulated in place: ``acc + part`` computed by adding ``part`` into ``acc``.
 
 A parameter shared by every timestep replica gets one gradient contribution per replica. Summed
-with ``add`` nodes, each contribution is a value of its own; OpenNMT (seed 001, "Sharing
+with ``add`` nodes, each contribution is a value of its own; OpenNMT (OpenNMT's notes, "Sharing
 parameters") and MXNet (``kAddTo``) instead let each replica's gradient op add straight into
 the one gradient buffer. :func:`accumulate` builds that fused node when the contribution's op
 can add into an output (``op.accumulates``: matmul, embedding gradients, bias sums), and the

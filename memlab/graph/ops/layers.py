@@ -3,7 +3,7 @@
 Each forward op's gradient reads only what Korthikanti et al. 2022 ("Reducing Activation
 Recomputation in Large Transformer Models", section 4.1) count as stored: layernorm reads its
 input (its mean and deviation are recomputed), GELU its input, dropout its **mask**, a value of
-one byte per element built by its own op (seed 001, "noise in a dropout cell"). So a planner's
+one byte per element built by its own op (OpenNMT's notes, "noise in a dropout cell"). So a planner's
 liveness on a transformer layer sees the paper's terms one by one.
 """
 from __future__ import annotations
