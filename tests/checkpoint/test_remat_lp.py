@@ -140,7 +140,10 @@ def _at_its_peak(outs, keep):
     return new, ml.live_bytes_lower_bound(plan), order, computations
 
 
-@pytest.mark.parametrize("depth, wrt", [(3, "x"), (6, "x"), (3, "params"), (6, "params")])
+# depth 6 (about 10 s each) in make test-extended
+@pytest.mark.parametrize("depth, wrt", [(3, "x"), (3, "params"),
+                                        *(pytest.param(6, w, marks=pytest.mark.extended)
+                                          for w in ("x", "params"))])
 def test_never_worse_than_memonger_at_its_peak(depth, wrt):
     outs = _step(depth, wrt)
     for keep in (ck.memonger(outs), ck.sqrt_checkpoints(outs)):
