@@ -92,7 +92,9 @@ def _graphs():
         yield f"mlp{depth}-train", m["outputs"]
 
 
-_CASES = [pytest.param(name, outs, frac, id=f"{name}-{frac}")
+# the four-layer MLP's integer programs (about 30 s together) in make test-extended
+_CASES = [pytest.param(name, outs, frac, id=f"{name}-{frac}",
+                       marks=pytest.mark.extended if name.startswith("mlp4") else ())
           for name, outs in _graphs() for frac in (0.0, 0.2, 0.5, 0.8)]
 
 
