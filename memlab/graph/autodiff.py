@@ -8,8 +8,8 @@ gradients of gradients are just gradients of a graph.
 """
 from __future__ import annotations
 
-from typing import Sequence
-from weakref import WeakKeyDictionary
+from typing import Iterable, Sequence
+from weakref import WeakKeyDictionary, ref
 
 from ..errors import GraphError, ShapeError
 from .node import Node
@@ -25,6 +25,11 @@ def adjoint_of(node: Node) -> Node | None:
     """The node holding the gradient of ``node`` made by the last :func:`gradients` that reached it
     (the summed adjoint; None if none). Checkpointing uses it to order recomputation (p.32)."""
     return _ADJOINT.get(node)
+
+
+def adjoints_of(nodes: Iterable[Node]) -> list[Node | None]:
+    """:func:`adjoint_of` of every node, in one pass (an order search asks it of every node)."""
+    return list(map(_ADJOINT.data.get, map(ref, nodes)))
 
 
 _ORIGIN: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
@@ -59,6 +64,15 @@ def rebuilt_from(node: Node) -> Node:
     :func:`~memlab.checkpoint.recompute_graph`, p.32) makes a new node for it; this keeps the link,
     so :func:`adjoint_of` and an autograd engine's creation order still apply to it."""
     return _REBUILT_FROM.get(node, node)
+
+
+def rebuilt_from_each(nodes: Sequence[Node]) -> Sequence[Node]:
+    """:func:`rebuilt_from` of every node, in one pass: ``nodes`` itself when no node of the
+    process is a rebuilt copy."""
+    if not _REBUILT_FROM:
+        return nodes
+    get = _REBUILT_FROM.data.get
+    return [get(r, n) for r, n in zip(map(ref, nodes), nodes)]
 
 
 def note_rebuilt(new: Node, old: Node) -> None:

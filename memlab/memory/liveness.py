@@ -24,7 +24,7 @@ planners and runners read it (:func:`prepare`).
 from __future__ import annotations
 
 from functools import cached_property
-from itertools import chain
+from itertools import chain, compress
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -44,14 +44,6 @@ def distinct_inputs(node: Node) -> Sequence[Node]:
     return tuple(dict.fromkeys(inputs))
 
 
-def _workspace(node: Node) -> int:
-    """``node.op.workspace(node)``, read from ``node.attrs`` without the call when the op keeps
-    :class:`~memlab.graph.node.Op`'s rule (a graph of 1e5 nodes asks it 1e5 times)."""
-    if type(node.op).workspace is Op.workspace:
-        return node.attrs.get("workspace", 0) if node.attrs else 0
-    return node.op.workspace(node)
-
-
 class IndexedGraph:
     """The graph ``outputs`` need, on integers: node ``i`` is the ``i``-th of the depth-first
     post-order ``nodes`` (:func:`~memlab.graph.topo_order`'s, found by the same walk); ``ins[i]``
@@ -62,6 +54,7 @@ class IndexedGraph:
         self.outputs = outs = as_list(outputs)
         nodes: list[Node] = []
         ins: list[list[int]] = []
+        readers: list[list[int]] = []        # each node's distinct readers, in the order of nodes
         state: dict[Node, int] = {}          # -1 while its inputs are visited, then its index
         get = state.get
         for root in outs:
@@ -81,21 +74,37 @@ class IndexedGraph:
                         raise CycleError(f"the graph has a cycle through node {child.name!r}")
                 else:
                     stack.pop()
-                    state[node] = len(nodes)
+                    i = state[node] = len(nodes)
                     nodes.append(node)
+                    readers.append([])
                     xs = node.inputs         # distinct_inputs, on indices (inlined: once a node)
                     if len(xs) == 1:
-                        ins.append([state[xs[0]]])
+                        a = state[xs[0]]
+                        ins.append([a])
+                        readers[a].append(i)
                     elif len(xs) == 2:
                         a, b = state[xs[0]], state[xs[1]]
-                        ins.append([a] if a == b else [a, b])
+                        readers[a].append(i)
+                        if a == b:
+                            ins.append([a])
+                        else:
+                            ins.append([a, b])
+                            readers[b].append(i)
+                    elif xs:
+                        xs = list(dict.fromkeys([state[x] for x in xs]))
+                        ins.append(xs)
+                        for a in xs:
+                            readers[a].append(i)
                     else:
-                        ins.append(list(dict.fromkeys([state[x] for x in xs])))
-        self.nodes, self.index, self.ins = nodes, state, ins
+                        ins.append([])
+        self.nodes, self.index, self.ins, self.readers = nodes, state, ins, readers
         self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
-        self.work = [_workspace(n) if n.op.computes else 0 for n in nodes]
+        # ``op.workspace(node)``, read from ``attrs`` without the call when the op keeps Op's rule
+        base = Op.workspace
+        self.work = [0 if not n.op.computes else
+                     (n.attrs.get("workspace", 0) if n.attrs else 0)
+                     if type(n.op).workspace is base else n.op.workspace(n) for n in nodes]
         self.outs = list(dict.fromkeys(state[o] for o in outs))
-        self._readers: list[list[int]] | None = None
         self._edges: tuple[np.ndarray, np.ndarray] | None = None
         self._bytes: np.ndarray | None = None          # ``size`` as an array (every peak reads it)
         self._candidates: dict[int, list[int]] = {}
@@ -104,15 +113,13 @@ class IndexedGraph:
         return len(self.nodes)
 
     @property
-    def readers(self) -> list[list[int]]:
-        """Each node's distinct readers, in the order of ``nodes``."""
-        if self._readers is None:
-            readers: list[list[int]] = [[] for _ in self.ins]
-            for i, xs in enumerate(self.ins):
-                for x in xs:
-                    readers[x].append(i)
-            self._readers = readers
-        return self._readers
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(src, dst)``: one entry per input of every node, ``src[e]`` read by ``dst[e]``."""
+        if self._edges is None:
+            counts = np.fromiter(map(len, self.ins), np.int64, len(self.ins))
+            self._edges = (np.fromiter(chain.from_iterable(self.ins), np.int64, int(counts.sum())),
+                           np.repeat(np.arange(len(self.ins)), counts))
+        return self._edges
 
     def positions(self, order: Sequence[Node]) -> list[int]:
         """The indices of the nodes of ``order`` (a node order of this graph)."""
@@ -123,11 +130,7 @@ class IndexedGraph:
         with inputs first) and the step of its last reader: itself when nothing reads it,
         ``len(order)`` for an output (kept to the end)."""
         v = len(self.nodes)
-        if self._edges is None:
-            counts = np.fromiter(map(len, self.ins), np.int64, v)
-            self._edges = (np.fromiter(chain.from_iterable(self.ins), np.int64, int(counts.sum())),
-                           np.repeat(np.arange(v), counts))
-        src, dst = self._edges
+        src, dst = self.edges
         first = np.empty(v, np.int64)
         first[np.asarray(order, np.int64)] = np.arange(v)
         last = first.copy()
@@ -246,6 +249,12 @@ class Liveness:
         if sizes and min(sizes.values()) <= 0:
             check_size(next(n for n, b in sizes.items() if b <= 0))
         return sizes
+
+    @cached_property
+    def computed(self) -> list[Node]:
+        """The computed values of the order, in order (after :meth:`check_sizes`: the nodes of
+        positive size)."""
+        return list(compress(self.order, map(self.graph.size.__getitem__, self.indices)))
 
     @cached_property
     def refcounts(self) -> dict[Node, int]:

@@ -85,8 +85,8 @@ def plan_offsets(outputs: Node | Iterable[Node], order: Sequence[Node] | str | N
     outs, order = liveness.outputs, liveness.order
     liveness.check_sizes()
     graph = liveness.graph
-    nodes, gsize = graph.nodes, graph.size
-    check_alignment_of(alignment, [nodes[i] for i in liveness.indices if gsize[i]], "plan_offsets")
+    nodes = graph.nodes
+    check_alignment_of(alignment, liveness.computed, "plan_offsets")
     first, last, size, clusters, work = _blocks(liveness, inplace, alignment)
     if method == "scan" or (method == "auto" and len(size) > SCAN_ABOVE):
         off, total = _scan(first, last, size)
@@ -236,9 +236,8 @@ def plan_tags_by_size(outputs: Node | Iterable[Node], order: Sequence[Node] | st
     outs, order = liveness.outputs, liveness.order
     liveness.check_sizes()
     graph = liveness.graph
-    nodes, gsize = graph.nodes, graph.size
-    check_alignment_of(alignment, [nodes[i] for i in liveness.indices if gsize[i]],
-                       "plan_tags_by_size")
+    nodes = graph.nodes
+    check_alignment_of(alignment, liveness.computed, "plan_tags_by_size")
     first, last, need, ichains, iwork = _blocks(liveness, inplace, 1)
     span = list(zip(first, last))
     clusters = [[nodes[v] for v in c] for c in ichains]

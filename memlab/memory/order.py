@@ -39,11 +39,14 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
-from operator import is_
+from itertools import compress
 from typing import Iterable, Iterator, Sequence
 
+import numpy as np
+
 from ..errors import PlanError
-from ..graph import Node, adjoint_of, as_list, check_order, rebuilt_from
+from ..graph import Node, as_list, check_order
+from ..graph.autodiff import adjoints_of, rebuilt_from_each
 from ..scheduling.subsets import min_peak_search
 from .liveness import IndexedGraph, Liveness, prepare, search_tasks
 
@@ -211,13 +214,30 @@ def _greedy(graph: IndexedGraph) -> list[int]:
         frees[o] = 0
     entry: list[int | None] = [None] * v                    # a ready op's heap entry, else None
     heap = []
+    order: list[int] = []                                   # given values first (see below)
+    append = order.append
     for i, w in enumerate(waiting):
         if not w:
-            entry[i] = e = size[i] * v + i
-            heap.append(e)
+            if size[i]:
+                entry[i] = e = size[i] * v + i
+                heap.append(e)
+            else:
+                append(i)
+    # Their entry would be their index, below every op's (an op's score is at least its bytes
+    # until an op has run), so they would leave the heap first, in index order: they skip it
+    # unless an op of 0 bytes could tie with them.
+    if not all(size[i] for i, w in enumerate(waiting) if w):
+        for i in order:
+            entry[i] = i
+        heap += order
+        order.clear()
+    for n in order:
+        for r in readers[n]:
+            w = waiting[r] = waiting[r] - 1
+            if not w:
+                entry[r] = t = size[r] * v + r
+                heap.append(t)
     heapify(heap)
-    order: list[int] = []
-    append = order.append
     while heap:
         e = heappop(heap)
         n = e % v
@@ -258,20 +278,20 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     the creation id and the gradient of the node it rebuilds."""
     nodes, ins = graph.nodes, graph.ins
     v = len(nodes)
-    origin = list(map(rebuilt_from, nodes))
+    origin = rebuilt_from_each(nodes)
     ids = [o.id for o in origin]
     # original -> its index here (the graph's own index when no node is a rebuilt copy)
-    version = (graph.index if all(map(is_, origin, nodes)) else dict(zip(origin, range(v)))).get
+    version = (graph.index if origin is nodes else dict(zip(origin, range(v)))).get
+    adjoints = adjoints_of(origin)
     grad_of = [-1] * v                                      # a gradient -> its value's id
     seeds = False
-    for i, a in enumerate(map(adjoint_of, origin)):
-        if a is not None:
-            k = version(a)
-            if k is not None:
-                grad_of[k] = nodes[i].id
-                seeds = True
+    for i in compress(range(v), adjoints):
+        k = version(adjoints[i])
+        if k is not None:
+            grad_of[k] = nodes[i].id
+            seeds = True
     if not seeds:
-        return _by_key(graph, [(0, 0, i) for i in ids])
+        return _by_key(graph, ids)
     none = 1 << 62                                          # no group: a forward node
     group = [none] * v                                      # a backward op's group
     inherit = [none] * v                                    # what a reader's group takes from it
@@ -282,10 +302,14 @@ def _autograd(graph: IndexedGraph) -> list[int]:
             g = min([inherit[x] for x in xs])
         else:
             g = none
-        if g == none and grad_of[i] >= 0:
-            g = grad_of[i]                                  # the seed of the backward pass
+        s = grad_of[i]
+        if s >= 0:
+            inherit[i] = s
+            if g == none:
+                g = s                                       # the seed of the backward pass
+        else:
+            inherit[i] = g
         group[i] = g
-        inherit[i] = grad_of[i] if grad_of[i] >= 0 else g
     first_reader = [-1] * v
     forward_read = bytearray(v)
     for o in graph.outs:
@@ -307,20 +331,33 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     return _by_key(graph, [k if g == none else top - g * span + k for g, k in zip(group, ids)])
 
 
-def _by_key(graph: IndexedGraph, key: list[int] | list[tuple[int, int, int]]) -> list[int]:
+def _by_key(graph: IndexedGraph, key: list[int]) -> list[int]:
     """The topological order that runs, at each step, the ready node of least ``key`` (ties to the
     depth-first position): a Kahn sort whose heap holds each node's rank in that sort order. When
     every node ranks after its inputs, the least unrun node is always ready, and that order is
     the sorted one itself (the autograd key on a training graph: no heap needed)."""
     n = len(key)
-    by_rank = sorted(range(n), key=key.__getitem__)        # stable: ties keep depth-first order
-    rank = [0] * n
-    for r, i in enumerate(by_rank):
-        rank[i] = r
-    ins = graph.ins
-    if all(rank[x] < r for r, xs in zip(rank, ins) for x in xs):
-        return by_rank
-    waiting = [len(xs) for xs in ins]
+    try:
+        keys = np.array(key, np.int64)
+    except OverflowError:                                   # ids beyond 64 bits: sort in Python
+        keys = None
+    if keys is not None:
+        ranked = np.argsort(keys, kind="stable")           # stable: ties keep depth-first order
+        rank_of = np.empty(n, np.int64)
+        rank_of[ranked] = np.arange(n)
+        src, dst = graph.edges
+        by_rank = ranked.tolist()
+        if bool((rank_of[src] < rank_of[dst]).all()):
+            return by_rank
+        rank = rank_of.tolist()
+    else:
+        by_rank = sorted(range(n), key=key.__getitem__)
+        rank = [0] * n
+        for r, i in enumerate(by_rank):
+            rank[i] = r
+        if all(rank[x] < r for r, xs in zip(rank, graph.ins) for x in xs):
+            return by_rank
+    waiting = [len(xs) for xs in graph.ins]
     readers = graph.readers
     heap = [rank[i] for i in range(n) if not waiting[i]]
     heapify(heap)

@@ -6,6 +6,7 @@ arena runner accept any :class:`Plan`. Offsets are aligned to :data:`ALIGN` byte
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Protocol, Sequence, runtime_checkable
 
 from ..errors import PlanError
@@ -31,8 +32,9 @@ def check_alignment_of(alignment: int, values: Sequence[Node], who: str) -> None
     """:class:`~memlab.errors.PlanError` unless ``alignment`` is a multiple of the itemsize of
     every value to place (else a value could start at an offset its dtype cannot be read from,
     and :func:`~memlab.memory.check_plan` would refuse the plan)."""
-    big = max(values, key=lambda n: n.dtype.itemsize, default=None)
-    if big is not None and alignment % big.dtype.itemsize:
+    top = max([d.itemsize for d in set(map(attrgetter("dtype"), values))], default=0)
+    if top and alignment % top:
+        big = next(n for n in values if n.dtype.itemsize == top)
         raise PlanError(f"{who}: alignment={alignment} is not a multiple of "
                         f"{big.dtype.itemsize} bytes, the itemsize of {big.name!r} "
                         f"({big.dtype}): its offset could be misaligned; use a multiple of "

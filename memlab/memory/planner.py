@@ -257,7 +257,7 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     liveness = plan_liveness(outputs, order)
     outs, order = liveness.outputs, liveness.order
     liveness.check_sizes()
-    check_alignment_of(alignment, [n for n in order if n.op.computes], "plan_memory")
+    check_alignment_of(alignment, liveness.computed, "plan_memory")
     graph = liveness.graph
     nodes, ins, size, work = graph.nodes, graph.ins, graph.size, graph.work
     last = liveness.last_step          # the step where each count reaches 0 (p.22)
@@ -344,7 +344,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
                                        None if source < 0 else nodes[source], tuple(released),
                                        dict(ref), box.contents(), note))
     if not trace:
-        plan.storage.update((nodes[i], tag_of[i]) for i in liveness.indices if tag_of[i] >= 0)
+        computed = [i for i in liveness.indices if size[i]]
+        plan.storage.update(zip(map(nodes.__getitem__, computed), map(tag_of.__getitem__, computed)))
     plan.storage_bytes.update(enumerate(stored))
     return plan
 
