@@ -284,18 +284,21 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     version = (graph.index if origin is nodes else dict(zip(origin, range(v)))).get
     adjoints = adjoints_of(origin)
     grad_of = [-1] * v                                      # a gradient -> its value's id
-    seeds = False
+    start = v                                               # the first gradient's index
     for i in compress(range(v), adjoints):
         k = version(adjoints[i])
         if k is not None:
             grad_of[k] = nodes[i].id
-            seeds = True
-    if not seeds:
+            if k < start:
+                start = k
+    if start == v:
         return _by_key(graph, ids)
     none = 1 << 62                                          # no group: a forward node
     group = [none] * v                                      # a backward op's group
     inherit = [none] * v                                    # what a reader's group takes from it
-    for i, xs in enumerate(ins):
+    # a group comes from a gradient up the inputs: every node before the first one has none
+    for i in range(start, v):
+        xs = ins[i]
         if len(xs) == 1:
             g = inherit[xs[0]]
         elif xs:

@@ -44,6 +44,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress
 from typing import Callable, Hashable, Iterable, Sequence
 
 from ..errors import PlanError, check_bool, check_callable, check_int
@@ -281,10 +282,10 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     sources = graph.partners(liveness.indices, last, same_color) if inplace is True else None
     pairs = plan.inplace_pairs
     stored: list[int] = []                             # bytes of each tag (a list while planning)
-    for step, i in enumerate(liveness.indices):
+    indices = liveness.indices
+    # the steps of computed values (placeholders and constants are given: 0 bytes)
+    for step, i in compress(enumerate(indices), map(size.__getitem__, indices)):
         nbytes = size[i]
-        if not nbytes:
-            continue                                   # placeholders and constants are given
         c = colour[i] if colour else 0
         # 1. in-place: take the tag of an input this op may overwrite, by the one rule of
         # :meth:`~.liveness.IndexedGraph.partners` (this op is its last reader, same size)
