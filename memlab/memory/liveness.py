@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import chain, compress
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -57,23 +57,30 @@ class IndexedGraph:
         readers: list[list[int]] = []        # each node's distinct readers, in the order of nodes
         state: dict[Node, int] = {}          # -1 while its inputs are visited, then its index
         get = state.get
+        stack: list[tuple[Node, Iterator[Node]]] = []   # the nodes being visited, and where
+        push, pop = stack.append, stack.pop
         for root in outs:
             if root in state:
                 continue
             state[root] = -1
-            stack = [(root, iter(root.inputs))]
-            while stack:
-                node, inputs = stack[-1]
+            node, inputs = root, iter(root.inputs)
+            while True:
                 for child in inputs:         # resumes where this node's last visit stopped
                     s = get(child)
                     if s is None:
-                        state[child] = -1
-                        stack.append((child, iter(child.inputs)))
-                        break
-                    if s < 0:
+                        xs = child.inputs
+                        if xs:
+                            state[child] = -1
+                            push((node, inputs))
+                            node, inputs = child, iter(xs)
+                            break
+                        state[child] = len(nodes)   # a node without inputs is done at once
+                        nodes.append(child)
+                        ins.append([])
+                        readers.append([])
+                    elif s < 0:
                         raise CycleError(f"the graph has a cycle through node {child.name!r}")
                 else:
-                    stack.pop()
                     i = state[node] = len(nodes)
                     nodes.append(node)
                     readers.append([])
@@ -97,6 +104,9 @@ class IndexedGraph:
                             readers[a].append(i)
                     else:
                         ins.append([])
+                    if not stack:
+                        break
+                    node, inputs = pop()
         self.nodes, self.index, self.ins, self.readers = nodes, state, ins, readers
         self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
         # ``op.workspace(node)``, read from ``attrs`` without the call when the op keeps Op's rule
@@ -231,7 +241,7 @@ class Liveness:
         self.graph, self.indices = graph, indices
         self.outputs = graph.outputs
         nodes = graph.nodes
-        self.order = [nodes[i] for i in indices]
+        self.order = list(map(nodes.__getitem__, indices))
         first, last = graph.steps(indices)
         self.first, self.last_step = first.tolist(), last.tolist()
 

@@ -70,7 +70,7 @@ def memory_order(outputs: Node | Iterable[Node], method: str = "best", *,
         raise PlanError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     graph = IndexedGraph(outputs)
     nodes = graph.nodes
-    return [nodes[i] for i in order_indices(graph, method, max_ops)]
+    return list(map(nodes.__getitem__, order_indices(graph, method, max_ops)))
 
 
 def order_indices(graph: IndexedGraph, method: str, max_ops: int = MAX_EXACT_OPS) -> list[int]:
@@ -151,21 +151,29 @@ def _postorder(graph: IndexedGraph, roots: Sequence[int]) -> list[int]:
     ins = graph.ins
     seen = bytearray(len(ins))
     order: list[int] = []
+    append = order.append
+    stack: list[tuple[int, Iterator[int]]] = []
+    push, pop = stack.append, stack.pop
     for root in roots:
         if seen[root]:
             continue
         seen[root] = 1
-        stack = [(root, iter(ins[root]))]
-        while stack:
-            node, inputs = stack[-1]
+        node, inputs = root, iter(ins[root])
+        while True:
             for x in inputs:
                 if not seen[x]:
                     seen[x] = 1
-                    stack.append((x, iter(ins[x])))
-                    break
+                    xs = ins[x]
+                    if xs:
+                        push((node, inputs))
+                        node, inputs = x, iter(xs)
+                        break
+                    append(x)                       # no inputs: done at once
             else:
-                stack.pop()
-                order.append(node)
+                append(node)
+                if not stack:
+                    break
+                node, inputs = pop()
     return order
 
 
