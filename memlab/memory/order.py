@@ -39,7 +39,8 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
-from itertools import compress
+from itertools import compress, repeat
+from operator import is_not
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -293,7 +294,7 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     adjoints = adjoints_of(origin)
     grad_of = [-1] * v                                      # a gradient -> its value's id
     start = v                                               # the first gradient's index
-    for i in compress(range(v), adjoints):
+    for i in compress(range(v), map(is_not, repeat(None), adjoints)):   # the nodes with one
         k = version(adjoints[i])
         if k is not None:
             grad_of[k] = nodes[i].id

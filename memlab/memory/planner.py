@@ -22,9 +22,10 @@ this op the last reader of x?" where the slide counts down, and keeps the
 counts themselves only for the trace (``trace=True``), where the steppers show
 them; both give the same plan (tested). The default order is the memory-aware
 one (:func:`~memlab.memory.order.memory_order`, the scheduling slides, part 1), which builds four
-whole orders and measures each (about one topological sort with :mod:`graphlib`);
-with ``order="dfs"`` the depth-first walk that finds the order also finds the last
-readers, and planning costs about one such sort (``bench/planning.py``).
+whole orders and measures each (1.2-1.8 times a topological sort with :mod:`graphlib` of the
+same training graph, planning included about 2 times); with ``order="dfs"`` the depth-first walk
+that finds the order also finds the last readers, and planning costs 1.0-1.2 such sorts
+(``bench/planning.py``).
 
 An op with a **workspace** (:mod:`memlab.graph.workspace`, scratch held while it runs) takes a
 tag for it after its output's, by the same rules (from the box, else a new one), and puts it back
@@ -239,7 +240,8 @@ def plan_memory(outputs: Node | Iterable[Node], inplace: bool | Callable[[Node],
     :func:`~memlab.memory.order.memory_order` (``"dfs"``: the depth-first order), default its
     memory-aware order;
     ``trace``: record one :class:`PlanStep` per op in ``plan.steps`` (off by default: the
-    steppers of lessons 03 and 05 ask for it; planning without it costs about a topological sort);
+    steppers of lessons 03 and 05 ask for it; untraced, planning in the depth-first order costs
+    about one topological sort);
     ``match``: ``"best"`` or ``"exact"`` (see the module docstring); ``alignment``: bytes every
     storage is aligned to (256 for a GPU).
     """

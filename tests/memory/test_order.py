@@ -72,6 +72,49 @@ def test_exact_is_the_least_peak_over_every_order(data):
         assert memory_order(outs, "best") == memory_order(outs, first)
 
 
+def definition_greedy(outputs):
+    """The greedy order from its definition, every score worked out again at every step: of the
+    ready nodes, run the one whose step changes the bytes held the least (its bytes, less those of
+    the inputs it is the last to read; outputs are kept), ties to the depth-first position."""
+    nodes = ml.topo_order(outputs)
+    pos = {n: i for i, n in enumerate(nodes)}
+    outs = set(outputs)
+    ins = [list(dict.fromkeys(n.inputs)) for n in nodes]
+    readers = [[r for r in nodes if n in r.inputs] for n in nodes]
+    size = [n.nbytes if n.op.computes else 0 for n in nodes]
+    ran: set = set()
+    order = []
+    while len(order) < len(nodes):
+        ready = [n for n in nodes if n not in ran and all(x in ran for x in ins[pos[n]])]
+
+        def score(n):
+            freed = sum(size[pos[x]] for x in ins[pos[n]] if x not in outs
+                        and all(r in ran or r is n for r in readers[pos[x]]))
+            return size[pos[n]] - freed, pos[n]
+        best = min(ready, key=score)
+        ran.add(best)
+        order.append(best)
+    return order
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_dags(max_nodes=12))
+def test_greedy_is_its_definition(data):
+    outs, _ = data
+    assert memory_order(outs, "greedy") == definition_greedy(outs)
+
+
+def test_greedy_with_an_op_of_no_bytes():
+    """Given values leave first, unless an op of 0 bytes (an empty slice) ties with them."""
+    x, y = ml.placeholder("x", (3, 8)), ml.placeholder("y", (3, 8))
+    empty = ml.slice_axis(x, -1, 2, 2)
+    outs = [ml.exp(empty) * ml.exp(empty), ml.exp(x) + y]
+    assert empty.nbytes == 0
+    order = memory_order(outs, "greedy")
+    assert order == definition_greedy(outs)
+    assert order.index(empty) < order.index(y)     # it ties with the given values, by position
+
+
 def test_sifting_lowers_the_peak_of_a_bad_order():
     """The local search of "best", started from the depth-first order of a training step (where
     it holds every gradient): a topological order of lower peak, counted by brute force, and no
