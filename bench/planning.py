@@ -78,8 +78,8 @@ def interleaved(fns: dict[str, object], repeat: int) -> dict[str, float]:
 def table_speed(sizes: tuple[int, ...] = (10**3, 10**4, 10**5), big: tuple[str, ...] = ("mlp",)
                 ) -> None:
     row("\n1. Order search and planners vs a graphlib topological sort of the same training graph")
-    row("   (CPU ms; ratios to the sort in the same run; interleaved, best of 5, 3 at 1e5, 1 at 1e6;")
-    row(f"   load average {os.getloadavg()[0]:.1f} at the start)")
+    row("   (CPU ms; ratios to the sort in the same run; interleaved, best of 15 at 1e3, 5 at 1e4,")
+    row(f"   3 at 1e5, 1 at 1e6; load average {os.getloadavg()[0]:.1f} at the start)")
     row(f"{'graph':<10}{'nodes':>9}{'sort':>10}{'order':>10}{'ratio':>7}{'plan_memory':>12}"
         f"{'ratio':>7}{'plan_offsets':>13}{'ratio':>7}")
     fits: dict[str, list[tuple[int, dict[str, float]]]] = {}
@@ -89,7 +89,8 @@ def table_speed(sizes: tuple[int, ...] = (10**3, 10**4, 10**5), big: tuple[str, 
         outs = training_graph(family, size)
         order = ml.topo_order(outs)
         deps = {n: n.inputs for n in order}
-        reps = 5 if len(order) < 50_000 else 3 if len(order) < 500_000 else 1
+        reps = (15 if len(order) < 5_000 else 5 if len(order) < 50_000 else 3 if len(order) < 500_000
+                else 1)
         t = interleaved({"sort": lambda: list(TopologicalSorter(deps).static_order()),
                          "order": lambda: ml.memory_order(outs),
                          "plan": lambda: plan_memory(outs),
