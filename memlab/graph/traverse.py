@@ -7,7 +7,7 @@ reference counts (p.22) and lifetimes.
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import CycleError, GraphError, PlanError, check_callable, check_list
 from .node import Node
@@ -63,29 +63,103 @@ def _walk(outputs: list[Node], readers: bool) -> tuple[list[Node], dict[Node, An
     each node's mark, which is the node itself once placed, or its last reader so far."""
     order: list[Node] = []
     state: dict[Node, Any] = {}
+    get = state.get
+    stack: list[tuple[Node, Iterator[Node]]] = []   # the nodes being visited, and where
+    push, pop = stack.append, stack.pop
     for root in outputs:
         if root in state:
             continue
         state[root] = _ON_STACK
-        stack = [(root, iter(root.inputs))]
-        while stack:
-            node, inputs = stack[-1]
+        node, inputs = root, iter(root.inputs)
+        while True:
             for child in inputs:             # resumes where this node's last visit stopped
-                s = state.get(child)
+                s = get(child)
                 if s is None:
-                    state[child] = _ON_STACK
-                    stack.append((child, iter(child.inputs)))
-                    break
-                if s is _ON_STACK:
+                    xs = child.inputs
+                    if xs:
+                        state[child] = _ON_STACK
+                        push((node, inputs))
+                        node, inputs = child, iter(xs)
+                        break
+                    state[child] = child     # a node without inputs is placed at once
+                    order.append(child)
+                elif s is _ON_STACK:
                     raise CycleError(f"the graph has a cycle through node {child.name!r}")
             else:
-                stack.pop()
                 state[node] = node           # placed; nothing has read it yet
                 order.append(node)
                 if readers:
                     for x in node.inputs:    # placed after its inputs: their last reader so far
                         state[x] = node
+                if not stack:
+                    break
+                node, inputs = pop()
     return order, state
+
+
+def indexed_walk(outputs: list[Node]) -> tuple[list[Node], dict[Node, int], list[list[int]],
+                                               list[list[int]]]:
+    """:func:`topo_order`'s walk on integers, for the planners
+    (:class:`~memlab.memory.liveness.IndexedGraph`): ``(nodes, index, ins, readers)``, the
+    depth-first post-order, each node's position in it, and each node's distinct inputs and
+    distinct readers as positions (``x * x`` reads ``x`` once). Raises :class:`CycleError` naming
+    a node on a cycle."""
+    nodes: list[Node] = []
+    ins: list[list[int]] = []
+    readers: list[list[int]] = []        # each node's distinct readers, in the order of nodes
+    state: dict[Node, int] = {}          # -1 while its inputs are visited, then its index
+    get = state.get
+    stack: list[tuple[Node, Iterator[Node]]] = []   # the nodes being visited, and where
+    push, pop = stack.append, stack.pop
+    for root in outputs:
+        if root in state:
+            continue
+        state[root] = -1
+        node, inputs = root, iter(root.inputs)
+        while True:
+            for child in inputs:         # resumes where this node's last visit stopped
+                s = get(child)
+                if s is None:
+                    xs = child.inputs
+                    if xs:
+                        state[child] = -1
+                        push((node, inputs))
+                        node, inputs = child, iter(xs)
+                        break
+                    state[child] = len(nodes)   # a node without inputs is done at once
+                    nodes.append(child)
+                    ins.append([])
+                    readers.append([])
+                elif s < 0:
+                    raise CycleError(f"the graph has a cycle through node {child.name!r}")
+            else:
+                i = state[node] = len(nodes)
+                nodes.append(node)
+                readers.append([])
+                xs = node.inputs         # each input once, as positions
+                if len(xs) == 1:
+                    a = state[xs[0]]
+                    ins.append([a])
+                    readers[a].append(i)
+                elif len(xs) == 2:
+                    a, b = state[xs[0]], state[xs[1]]
+                    readers[a].append(i)
+                    if a == b:
+                        ins.append([a])
+                    else:
+                        ins.append([a, b])
+                        readers[b].append(i)
+                elif xs:
+                    xs = list(dict.fromkeys([state[x] for x in xs]))
+                    ins.append(xs)
+                    for a in xs:
+                        readers[a].append(i)
+                else:
+                    ins.append([])
+                if not stack:
+                    break
+                node, inputs = pop()
+    return nodes, state, ins, readers
 
 
 def priority_order(outputs: Node | Iterable[Node], key: Callable[[Node], Any]) -> list[Node]:

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import chain, compress
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import CycleError, PlanError
+from ..errors import PlanError
 from ..graph import Node, as_list, check_order
+from ..graph.traverse import indexed_walk
 from ..graph.node import Op
 
 
@@ -52,62 +53,8 @@ class IndexedGraph:
 
     def __init__(self, outputs: Node | Iterable[Node]) -> None:
         self.outputs = outs = as_list(outputs)
-        nodes: list[Node] = []
-        ins: list[list[int]] = []
-        readers: list[list[int]] = []        # each node's distinct readers, in the order of nodes
-        state: dict[Node, int] = {}          # -1 while its inputs are visited, then its index
-        get = state.get
-        stack: list[tuple[Node, Iterator[Node]]] = []   # the nodes being visited, and where
-        push, pop = stack.append, stack.pop
-        for root in outs:
-            if root in state:
-                continue
-            state[root] = -1
-            node, inputs = root, iter(root.inputs)
-            while True:
-                for child in inputs:         # resumes where this node's last visit stopped
-                    s = get(child)
-                    if s is None:
-                        xs = child.inputs
-                        if xs:
-                            state[child] = -1
-                            push((node, inputs))
-                            node, inputs = child, iter(xs)
-                            break
-                        state[child] = len(nodes)   # a node without inputs is done at once
-                        nodes.append(child)
-                        ins.append([])
-                        readers.append([])
-                    elif s < 0:
-                        raise CycleError(f"the graph has a cycle through node {child.name!r}")
-                else:
-                    i = state[node] = len(nodes)
-                    nodes.append(node)
-                    readers.append([])
-                    xs = node.inputs         # distinct_inputs, on indices (inlined: once a node)
-                    if len(xs) == 1:
-                        a = state[xs[0]]
-                        ins.append([a])
-                        readers[a].append(i)
-                    elif len(xs) == 2:
-                        a, b = state[xs[0]], state[xs[1]]
-                        readers[a].append(i)
-                        if a == b:
-                            ins.append([a])
-                        else:
-                            ins.append([a, b])
-                            readers[b].append(i)
-                    elif xs:
-                        xs = list(dict.fromkeys([state[x] for x in xs]))
-                        ins.append(xs)
-                        for a in xs:
-                            readers[a].append(i)
-                    else:
-                        ins.append([])
-                    if not stack:
-                        break
-                    node, inputs = pop()
-        self.nodes, self.index, self.ins, self.readers = nodes, state, ins, readers
+        nodes, state, self.ins, self.readers = indexed_walk(outs)
+        self.nodes, self.index = nodes, state
         self.size = [n.nbytes if n.op.computes else 0 for n in nodes]
         # ``op.workspace(node)``, read from ``attrs`` without the call when the op keeps Op's rule
         base = Op.workspace
