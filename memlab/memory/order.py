@@ -326,16 +326,15 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     forward_read = bytearray(v)
     for o in graph.outs:
         forward_read[o] = 1
-    for i in range(v - 1, -1, -1):
-        g = group[i]
+    for i, g, xs in zip(range(v - 1, -1, -1), reversed(group), reversed(ins)):
         if g == none:
             if first_reader[i] >= 0 and not forward_read[i] and nodes[i].op.computes:
                 g = group[i] = first_reader[i]              # made for the backward pass
             else:
-                for x in ins[i]:
+                for x in xs:
                     forward_read[x] = 1
                 continue
-        for x in ins[i]:
+        for x in xs:
             if first_reader[x] < g:
                 first_reader[x] = g
     span = max(ids) + 1                     # the key (forward first, -group, id) as one int
