@@ -27,16 +27,13 @@ def as_list(outputs: Node | Iterable[Node]) -> list[Node]:
     return out
 
 
-_ON_STACK = object()   #: the walk's mark for a node whose inputs are still being visited
-
-
 def topo_order(outputs: Node | Iterable[Node]) -> list[Node]:
     """Every node the outputs depend on, each after its inputs (p.12 "traverse by topo order").
 
     Depth-first post-order, iterative so deep graphs do not hit the recursion
     limit. Raises :class:`CycleError` naming a node on the cycle.
     """
-    return _walk(as_list(outputs), readers=False)[0]
+    return indexed_walk(as_list(outputs), edges=False)[0]
 
 
 def last_readers(outputs: Node | Iterable[Node], order: Sequence[Node] | None = None,
@@ -44,12 +41,15 @@ def last_readers(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     """An execution order (``order``, else :func:`topo_order`'s) and the **last reader** of every
     node in it: the last node of the order that takes it as an input, or the node itself when
     nothing reads it. A value's reference count (p.22) reaches 0 at its last reader; planners
-    release its memory there. Without ``order`` this costs one walk of the graph. ``order`` is
-    checked (:func:`check_order`) unless ``trusted`` (an order this library has just built).
-    """
+    release its memory there. Without ``order``: one walk of the graph, then one pass over its
+    order. ``order`` is checked (:func:`check_order`) unless ``trusted`` (an order this library
+    has just built)."""
     if order is None:
-        return _walk(as_list(outputs), readers=True)
-    order = list(order) if trusted else check_order(outputs, order)
+        order = topo_order(outputs)
+    elif not trusted:
+        order = check_order(outputs, order)
+    else:
+        order = list(order)
     last: dict[Node, Node] = {}
     for n in order:
         last[n] = n
@@ -58,52 +58,14 @@ def last_readers(outputs: Node | Iterable[Node], order: Sequence[Node] | None = 
     return order, last
 
 
-def _walk(outputs: list[Node], readers: bool) -> tuple[list[Node], dict[Node, Any]]:
-    """The depth-first walk behind :func:`topo_order` and :func:`last_readers`: the order and
-    each node's mark, which is the node itself once placed, or its last reader so far."""
-    order: list[Node] = []
-    state: dict[Node, Any] = {}
-    get = state.get
-    stack: list[tuple[Node, Iterator[Node]]] = []   # the nodes being visited, and where
-    push, pop = stack.append, stack.pop
-    for root in outputs:
-        if root in state:
-            continue
-        state[root] = _ON_STACK
-        node, inputs = root, iter(root.inputs)
-        while True:
-            for child in inputs:             # resumes where this node's last visit stopped
-                s = get(child)
-                if s is None:
-                    xs = child.inputs
-                    if xs:
-                        state[child] = _ON_STACK
-                        push((node, inputs))
-                        node, inputs = child, iter(xs)
-                        break
-                    state[child] = child     # a node without inputs is placed at once
-                    order.append(child)
-                elif s is _ON_STACK:
-                    raise CycleError(f"the graph has a cycle through node {child.name!r}")
-            else:
-                state[node] = node           # placed; nothing has read it yet
-                order.append(node)
-                if readers:
-                    for x in node.inputs:    # placed after its inputs: their last reader so far
-                        state[x] = node
-                if not stack:
-                    break
-                node, inputs = pop()
-    return order, state
-
-
-def indexed_walk(outputs: list[Node]) -> tuple[list[Node], dict[Node, int], list[list[int]],
-                                               list[list[int]]]:
-    """:func:`topo_order`'s walk on integers, for the planners
-    (:class:`~memlab.memory.liveness.IndexedGraph`): ``(nodes, index, ins, readers)``, the
-    depth-first post-order, each node's position in it, and each node's distinct inputs and
-    distinct readers as positions (``x * x`` reads ``x`` once). Raises :class:`CycleError` naming
-    a node on a cycle."""
+def indexed_walk(outputs: list[Node], edges: bool = True
+                 ) -> tuple[list[Node], dict[Node, int], list[list[int]], list[list[int]]]:
+    """The one depth-first walk of the graph, behind :func:`topo_order`, :func:`last_readers` and
+    the planners' integer form (:class:`~memlab.memory.liveness.IndexedGraph`): ``(nodes, index,
+    ins, readers)``, the post-order, each node's position in it and, with ``edges``, each node's
+    distinct inputs and distinct readers as positions (``x * x`` reads ``x`` once; without
+    ``edges`` both lists stay empty). Iterative, so deep graphs do not hit the recursion limit.
+    Raises :class:`CycleError` naming a node on a cycle."""
     nodes: list[Node] = []
     ins: list[list[int]] = []
     readers: list[list[int]] = []        # each node's distinct readers, in the order of nodes
@@ -128,34 +90,36 @@ def indexed_walk(outputs: list[Node]) -> tuple[list[Node], dict[Node, int], list
                         break
                     state[child] = len(nodes)   # a node without inputs is done at once
                     nodes.append(child)
-                    ins.append([])
-                    readers.append([])
+                    if edges:
+                        ins.append([])
+                        readers.append([])
                 elif s < 0:
                     raise CycleError(f"the graph has a cycle through node {child.name!r}")
             else:
                 i = state[node] = len(nodes)
                 nodes.append(node)
-                readers.append([])
-                xs = node.inputs         # each input once, as positions
-                if len(xs) == 1:
-                    a = state[xs[0]]
-                    ins.append([a])
-                    readers[a].append(i)
-                elif len(xs) == 2:
-                    a, b = state[xs[0]], state[xs[1]]
-                    readers[a].append(i)
-                    if a == b:
+                if edges:
+                    readers.append([])
+                    xs = node.inputs     # each input once, as positions
+                    if len(xs) == 1:
+                        a = state[xs[0]]
                         ins.append([a])
-                    else:
-                        ins.append([a, b])
-                        readers[b].append(i)
-                elif xs:
-                    xs = list(dict.fromkeys([state[x] for x in xs]))
-                    ins.append(xs)
-                    for a in xs:
                         readers[a].append(i)
-                else:
-                    ins.append([])
+                    elif len(xs) == 2:
+                        a, b = state[xs[0]], state[xs[1]]
+                        readers[a].append(i)
+                        if a == b:
+                            ins.append([a])
+                        else:
+                            ins.append([a, b])
+                            readers[b].append(i)
+                    elif xs:
+                        xs = list(dict.fromkeys([state[x] for x in xs]))
+                        ins.append(xs)
+                        for a in xs:
+                            readers[a].append(i)
+                    else:
+                        ins.append([])
                 if not stack:
                     break
                 node, inputs = pop()
