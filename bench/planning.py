@@ -1,6 +1,6 @@
 """Benchmark of memlab's memory planners (lecture 7, p.17-22, p.29).
 
-Prints three tables:
+Prints these tables:
 
 1. on training graphs of about 1e3 to 1e6 nodes (MLP, ResNet, GPT blocks stacked), the time of a
    plain topological sort of the graph with :mod:`graphlib`, of the default order search
@@ -8,12 +8,13 @@ Prints three tables:
    offset planner (``plan_offsets``), each as a ratio to the sort measured in the same run
    (CPU time, interleaved, best of several), then the growth exponent of each: the slope of log
    time against log nodes (1 is linear);
+1b. where the time of the default planners goes, part by part, on graphs of about 1e4 nodes;
 2. for each model: naive / tags / offsets / lower-bound bytes;
 3. arena executor vs naive executor time on a deep MLP training step.
 
-Run: ``.venv/bin/python bench/planning.py`` (tables 1-3, 1e6 nodes for the MLP only: a few
-minutes); ``bench/planning.py speed`` table 1 only; ``speed all`` 1e6 nodes for every family;
-``speed quick`` up to 1e5 nodes.
+Run: ``.venv/bin/python bench/planning.py`` (every table, 1e6 nodes for the MLP only: a few
+minutes); ``bench/planning.py speed`` tables 1 and 1b; ``speed all`` 1e6 nodes for every family;
+``speed quick`` up to 1e5 nodes; ``parts`` table 1b only.
 """
 from __future__ import annotations
 
@@ -114,6 +115,40 @@ def table_speed(sizes: tuple[int, ...] = (10**3, 10**4, 10**5), big: tuple[str, 
             f"{slope['offsets']:13.2f}")
 
 
+def table_parts(nodes: int = 10**4) -> None:
+    """Where the default planners' time goes, each part timed alone on the same graph, as sorts."""
+    from memlab.memory import order as mo
+    from memlab.memory.liveness import IndexedGraph, Liveness
+    from memlab.memory.offsets import _blocks, _greedy_by_size
+    from memlab.memory.order import plan_liveness
+    row(f"\n1b. The parts of the default planners on training graphs of about {nodes:,} nodes, in sorts")
+    row("   (each part alone, CPU time, interleaved, best of 7; the planning pass is plan_memory less")
+    row("   memory_order; greedy by size is plan_offsets' placement of its blocks)")
+    parts = ("indexed graph", "reverse dfs", "autograd", "greedy", "4 peaks", "memory_order",
+             "planning pass", "plan_memory", "blocks", "greedy by size", "plan_offsets")
+    row(f"{'graph':<8}" + "".join(f"{p:>15}" for p in parts))
+    for family in ("mlp", "resnet", "gpt"):
+        outs = training_graph(family, nodes)
+        deps = {n: n.inputs for n in ml.topo_order(outs)}
+        g = IndexedGraph(outs)
+        orders = [list(range(len(g))), mo._postorder(g, g.outs[::-1]), mo._autograd(g), mo._greedy(g)]
+        live = plan_liveness(outs)
+        first, last, size, _, _ = _blocks(live, True, 64)
+        t = interleaved({"sort": lambda: list(TopologicalSorter(deps).static_order()),
+                         "indexed graph": lambda: IndexedGraph(outs),
+                         "reverse dfs": lambda: mo._postorder(g, g.outs[::-1]),
+                         "autograd": lambda: mo._autograd(g),
+                         "greedy": lambda: mo._greedy(g),
+                         "4 peaks": lambda: [g.peak(o) for o in orders],
+                         "memory_order": lambda: ml.memory_order(outs),
+                         "plan_memory": lambda: plan_memory(outs),
+                         "blocks": lambda: _blocks(Liveness(g, orders[0]), True, 64),
+                         "greedy by size": lambda: _greedy_by_size(first, last, size),
+                         "plan_offsets": lambda: plan_offsets(outs)}, 7)
+        t["planning pass"] = t["plan_memory"] - t["memory_order"]
+        row(f"{family:<8}" + "".join(f"{t[p] / t['sort']:15.2f}" for p in parts))
+
+
 def table_memory() -> None:
     row("\n2. Planned bytes per model (MB); plans relative to the live-bytes bound")
     row("   tags: the lecture's online tag planner (p.22); by size: tags chosen biggest first with every")
@@ -165,11 +200,11 @@ def table_executor() -> None:
 if __name__ == "__main__":
     t0 = time.perf_counter()
     args = sys.argv[1:]
-    if "quick" in args:
-        table_speed(big=())
-    else:
-        table_speed(big=("mlp", "resnet", "gpt") if "all" in args else ("mlp",))
-    if "speed" not in args:
+    if "parts" not in args:
+        table_speed(big=() if "quick" in args else ("mlp", "resnet", "gpt") if "all" in args
+                    else ("mlp",))
+    table_parts()
+    if "speed" not in args and "parts" not in args:
         table_memory()
         table_executor()
     row(f"\ntotal {time.perf_counter() - t0:.0f} s")

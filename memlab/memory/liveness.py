@@ -48,8 +48,9 @@ def distinct_inputs(node: Node) -> Sequence[Node]:
 class IndexedGraph:
     """The graph ``outputs`` need, on integers: node ``i`` is the ``i``-th of the depth-first
     post-order ``nodes`` (:func:`~memlab.graph.topo_order`'s, found by the same walk); ``ins[i]``
-    its distinct inputs, ``size[i]`` its bytes (0 for a given value), ``work[i]`` its workspace,
-    ``outs`` the outputs. Raises :class:`~memlab.errors.CycleError` naming a node on a cycle."""
+    its distinct inputs, ``readers[i]`` its distinct readers, ``size[i]`` its bytes (0 for a given
+    value), ``work[i]`` its workspace, ``outs`` the outputs. Raises
+    :class:`~memlab.errors.CycleError` naming a node on a cycle."""
 
     def __init__(self, outputs: Node | Iterable[Node]) -> None:
         self.outputs = outs = as_list(outputs)
