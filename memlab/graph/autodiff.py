@@ -18,20 +18,25 @@ from .traverse import as_list, topo_order
 from .ops import accumulate, add, full, ones_like
 
 
-_ADJOINT: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
+# node -> a weak reference to its adjoint, weak both ways: an adjoint usually reads its node, so a
+# strong value would keep every graph that was ever differentiated alive for good
+_ADJOINT: "WeakKeyDictionary[Node, ref[Node]]" = WeakKeyDictionary()
+_GONE = type(None)      #: called in place of a dead or missing reference: gives None
 
 
 def adjoint_of(node: Node) -> Node | None:
     """The node holding the gradient of ``node`` made by the last :func:`gradients` that reached it
-    (the summed adjoint; None if none). Checkpointing uses it to order recomputation (p.32)."""
-    return _ADJOINT.get(node)
+    (the summed adjoint; None if none, or if nothing holds that gradient any more). Checkpointing
+    uses it to order recomputation (p.32)."""
+    return _ADJOINT.get(node, _GONE)()
 
 
 def adjoints_of(nodes: Iterable[Node]) -> list[Node | None]:
     """:func:`adjoint_of` of every node, in one pass (an order search asks it of every node): the
     mapping's own dict of weak references is read directly, a quarter of the time of one
     ``WeakKeyDictionary.get`` call per node."""
-    return list(map(_ADJOINT.data.get, map(ref, nodes)))
+    get = _ADJOINT.data.get
+    return [get(k, _GONE)() for k in map(ref, nodes)]
 
 
 _ORIGIN: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
@@ -124,7 +129,7 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
             g = _accumulate(parts, addto == "all" or (addto is True and node.is_leaf))
             _record_origin([g], node, old)
             grad[node] = g
-            _ADJOINT[node] = g
+            _ADJOINT[node] = ref(g)
             if node.is_leaf:
                 continue
             try:
