@@ -8,7 +8,9 @@ gradients of gradients are just gradients of a graph.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from itertools import compress, repeat
+from operator import is_not
+from typing import Sequence
 from weakref import WeakKeyDictionary, ref
 
 from ..errors import GraphError, ShapeError
@@ -31,12 +33,13 @@ def adjoint_of(node: Node) -> Node | None:
     return _ADJOINT.get(node, _GONE)()
 
 
-def adjoints_of(nodes: Iterable[Node]) -> list[Node | None]:
-    """:func:`adjoint_of` of every node, in one pass (an order search asks it of every node): the
-    mapping's own dict of weak references is read directly, a quarter of the time of one
-    ``WeakKeyDictionary.get`` call per node."""
-    get = _ADJOINT.data.get
-    return [get(k, _GONE)() for k in map(ref, nodes)]
+def adjoints_of(nodes: Sequence[Node]) -> dict[int, Node]:
+    """:func:`adjoint_of` of every node, in one pass (an order search asks it of every node), as
+    ``{position in nodes: adjoint}`` for the nodes that have one. The mapping's own dict of weak
+    references is read directly, a quarter of the time of one ``WeakKeyDictionary.get`` per node."""
+    refs = list(map(_ADJOINT.data.get, map(ref, nodes)))
+    found = {i: refs[i]() for i in compress(range(len(refs)), map(is_not, repeat(None), refs))}
+    return {i: a for i, a in found.items() if a is not None}
 
 
 _ORIGIN: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()

@@ -39,8 +39,6 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
-from itertools import compress, repeat
-from operator import is_not
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -294,8 +292,8 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     adjoints = adjoints_of(origin)
     grad_of = [-1] * v                                      # a gradient -> its value's id
     start = v                                               # the first gradient's index
-    for i in compress(range(v), map(is_not, repeat(None), adjoints)):   # the nodes with one
-        k = version(adjoints[i])
+    for i, a in adjoints.items():
+        k = version(a)
         if k is not None:
             grad_of[k] = nodes[i].id
             if k < start:
