@@ -29,7 +29,8 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import GraphError, PlanError, check_choice, check_list
-from ..graph import Node, Op, adjoint_of, as_list, note_rebuilt, topo_order
+from ..graph import Node, Op, as_list, note_rebuilt, topo_order
+from ..graph.autodiff import adjoints_for
 
 
 class Recompute(Op):
@@ -165,7 +166,7 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
         rebuilt[n] = Node(n.op, ins, name=n.name, attrs=n.attrs, shape=n.shape, dtype=n.dtype,
                           value=n.value)
         note_rebuilt(rebuilt[n], n)
-    _control_dependencies(forward, copies, rebuilt)
+    _control_dependencies(forward, copies, rebuilt, step)
     return [rebuilt.get(o, o) for o in outputs]
 
 
@@ -178,10 +179,11 @@ def _levels(outputs: Sequence[Node], keep: object, forward: set[Node]) -> list[s
 
 
 def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int], Node],
-                          rebuilt: dict[Node, Node]) -> None:
+                          rebuilt: dict[Node, Node], step: Sequence[Node]) -> None:
     """Make each group of same-level copies wait for the gradient entering the group from above
-    (the adjoints of the forward nodes outside the group that read it); skip any dependency that
-    would close a cycle.
+    (the adjoints, in this training ``step``, of the forward nodes outside the group that read
+    it: :func:`~memlab.graph.adjoint_for`, so a later :func:`~memlab.graph.gradients` of the same
+    forward graph changes nothing); skip any dependency that would close a cycle.
 
     The groups are taken one after another; a dependency ``a`` of group ``g`` is skipped when a
     copy of ``g`` already reaches ``a``, in the graph that holds the control edges of the groups
@@ -219,6 +221,7 @@ def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int]
     for e in forward:
         for x in set(e.inputs):
             readers_of.setdefault(x, []).append(e)
+    adjoint = {t: step[k] for k, ts in adjoints_for(step).items() for t in ts}
     deps_of: dict[int, list[Node]] = {}
     for g in roots:
         inside = originals[g]
@@ -226,7 +229,7 @@ def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int]
         # in forward order, as the reference: a set of nodes would iterate in the order of their
         # addresses, so the control inputs (and the depth-first order) would change from run to run
         readers = sorted(outside, key=position.__getitem__)
-        deps_of[g] = [rebuilt.get(a, a) for a in (adjoint_of(e) for e in readers) if a is not None]
+        deps_of[g] = [rebuilt.get(a, a) for a in map(adjoint.get, readers) if a is not None]
     order = _DynamicOrder([a for g in roots for a in deps_of[g]] + list(copies.values()))
     for g, rs in roots.items():
         safe = [a for a in deps_of[g] if not order.reaches(rs, a)]

@@ -11,12 +11,12 @@ from .traverse import as_list, topo_order, last_readers, priority_order, consume
 from .scope import Scope, scope
 from .ops import *  # noqa: F401,F403  (add, mul, exp, matmul, pool, ...)
 from .ops import __all__ as _ops_all
-from .autodiff import (adjoint_of, gradient_origin, gradients, note_rebuilt, rebuilt_from,
-                       saved_for_backward)
+from .autodiff import (adjoint_for, adjoint_of, gradient_origin, gradients, note_rebuilt,
+                       rebuilt_from, saved_for_backward)
 from .workspace import set_workspace, workspace_of
 
 __all__ = ["Node", "Op", "placeholder", "constant", "as_node", "PLACEHOLDER", "CONSTANT",
            "DEFAULT_DTYPE", "as_list", "topo_order", "last_readers", "priority_order", "Scope", "scope", "consumers", "check_order", "gradients",
-           "adjoint_of", "gradient_origin", "rebuilt_from", "note_rebuilt", "saved_for_backward",
+           "adjoint_of", "adjoint_for", "gradient_origin", "rebuilt_from", "note_rebuilt", "saved_for_backward",
            "set_workspace", "workspace_of",
            *[n for n in _ops_all if n not in ("Op", "PLACEHOLDER", "CONSTANT")]]

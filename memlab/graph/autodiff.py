@@ -28,18 +28,29 @@ _GONE = type(None)      #: called in place of a dead or missing reference: gives
 
 def adjoint_of(node: Node) -> Node | None:
     """The node holding the gradient of ``node`` made by the last :func:`gradients` that reached it
-    (the summed adjoint; None if none, or if nothing holds that gradient any more). Checkpointing
-    uses it to order recomputation (p.32)."""
+    (the summed adjoint; None if none, or if nothing holds that gradient any more)."""
     return _ADJOINT.get(node, _GONE)()
 
 
-def adjoints_of(nodes: Sequence[Node]) -> dict[int, Node]:
-    """:func:`adjoint_of` of every node, in one pass (an order search asks it of every node), as
-    ``{position in nodes: adjoint}`` for the nodes that have one. The mapping's own dict of weak
-    references is read directly, a quarter of the time of one ``WeakKeyDictionary.get`` per node."""
-    refs = list(map(_ADJOINT.data.get, map(ref, nodes)))
-    found = {i: refs[i]() for i in compress(range(len(refs)), map(is_not, repeat(None), refs))}
-    return {i: a for i, a in found.items() if a is not None}
+# an adjoint -> the nodes it holds the gradient of: a graph's own record, which a later gradients()
+# of the same forward graph does not overwrite (weak key; the nodes never read their adjoint)
+_ADJOINT_FOR: "WeakKeyDictionary[Node, list[Node]]" = WeakKeyDictionary()
+
+
+def adjoint_for(node: Node) -> list[Node]:
+    """The nodes whose summed gradient ``node`` is, made by :func:`gradients` (several when an op
+    hands one gradient to several inputs, as ``add`` does; empty for any other node). Checkpointing
+    and the autograd order read it on the graph at hand (p.32)."""
+    return _ADJOINT_FOR.get(node, [])
+
+
+def adjoints_for(nodes: Sequence[Node]) -> dict[int, list[Node]]:
+    """:func:`adjoint_for` of every node, in one pass (an order search asks it of every node), as
+    ``{position in nodes: the nodes it is the gradient of}`` for the adjoints among ``nodes``. The
+    mapping's own dict of weak references is read directly, a quarter of the time of one
+    ``WeakKeyDictionary.get`` per node."""
+    found = list(map(_ADJOINT_FOR.data.get, map(ref, nodes)))
+    return {i: found[i] for i in compress(range(len(found)), map(is_not, repeat(None), found))}
 
 
 _ORIGIN: "WeakKeyDictionary[Node, Node]" = WeakKeyDictionary()
@@ -133,6 +144,9 @@ def gradients(y: Node, xs: Node | Sequence[Node], grad_y: Node | None = None, *,
             _record_origin([g], node, old)
             grad[node] = g
             _ADJOINT[node] = ref(g)
+            targets = _ADJOINT_FOR.setdefault(g, [])
+            if node not in targets:
+                targets.append(node)
             if node.is_leaf:
                 continue
             try:

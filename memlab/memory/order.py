@@ -45,7 +45,7 @@ import numpy as np
 
 from ..errors import PlanError
 from ..graph import Node, as_list, check_order
-from ..graph.autodiff import adjoints_of, rebuilt_from_each
+from ..graph.autodiff import adjoints_for, rebuilt_from_each
 from ..scheduling.subsets import min_peak_search
 from .liveness import IndexedGraph, Liveness, prepare, search_tasks
 
@@ -289,13 +289,12 @@ def _autograd(graph: IndexedGraph) -> list[int]:
     ids = [o.id for o in origin]
     # original -> its index here (the graph's own index when no node is a rebuilt copy)
     version = (graph.index if origin is nodes else dict(zip(origin, range(v)))).get
-    adjoints = adjoints_of(origin)
     grad_of = [-1] * v                                      # a gradient -> its value's id
     start = v                                               # the first gradient's index
-    for i, a in adjoints.items():
-        k = version(a)
-        if k is not None:
-            grad_of[k] = nodes[i].id
+    for k, targets in adjoints_for(origin).items():         # the adjoints of this graph
+        at = [i for i in map(version, targets) if i is not None]
+        if at:
+            grad_of[k] = nodes[max(at)].id                  # shared: the last of its values
             if k < start:
                 start = k
     if start == v:

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 
 import graphviz
 
-from ..graph import Node, adjoint_of, as_list, topo_order
+from ..graph import Node, adjoint_for, as_list, topo_order
 from .graphs import digraph, node_text
 from .palette import LEAF, NEUTRAL, color
 
@@ -35,9 +35,16 @@ def plan_patterns(plan: Any) -> tuple[list[Node], list[Node]]:
 
 def mirror_rows(forward: Iterable[Node], backward: Iterable[Node]) -> dict[Node, Node]:
     """For each backward op, the forward node on whose row it is drawn: the node whose gradient
-    (:func:`~memlab.graph.adjoint_of`) it reads first, i.e. the layer it differentiates."""
-    adj = {adjoint_of(n): n for n in forward if adjoint_of(n) is not None}
-    return {b: adj[b.inputs[0]] for b in backward if b.inputs and b.inputs[0] in adj}
+    (:func:`~memlab.graph.adjoint_for`) it reads first, i.e. the layer it differentiates (the
+    last of the layers that gradient is shared by)."""
+    forward = list(forward)
+    position = {n: i for i, n in enumerate(forward)}
+    rows = {}
+    for b in backward:
+        layers = [position[n] for n in adjoint_for(b.inputs[0]) if n in position] if b.inputs else ()
+        if layers:
+            rows[b] = forward[max(layers)]
+    return rows
 
 
 def draw_mirrored_plan(plan: Any, forward: Node | Iterable[Node],

@@ -8,7 +8,7 @@ from typing import Iterable, Sequence
 
 from memlab.checkpoint.rewrite import RECOMPUTE
 from memlab.errors import GraphError, PlanError
-from memlab.graph import Node, adjoint_of, as_list, topo_order
+from memlab.graph import Node, adjoint_for, as_list, topo_order
 
 
 def forward_nodes(outputs: Sequence[Node]) -> list[Node]:
@@ -80,7 +80,7 @@ def recompute_graph(outputs: Sequence[Node], keep: Iterable[Node] | Sequence[Ite
             continue
         rebuilt[n] = Node(n.op, ins, name=n.name, attrs=n.attrs, shape=n.shape, dtype=n.dtype,
                           value=n.value)
-    _control_dependencies(forward, copies, rebuilt)
+    _control_dependencies(forward, copies, rebuilt, topo_order(outputs))
     return [rebuilt.get(o, o) for o in outputs]
 
 
@@ -93,10 +93,10 @@ def _levels(outputs: Sequence[Node], keep: object) -> list[set[Node]]:
 
 
 def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int], Node],
-                          rebuilt: dict[Node, Node]) -> None:
+                          rebuilt: dict[Node, Node], step: list[Node]) -> None:
     """Make each group of same-level copies wait for the gradient entering the group from above
-    (the adjoints of the forward nodes outside the group that read it); skip any dependency that
-    would close a cycle."""
+    (the adjoints, in the training ``step``, of the forward nodes outside the group that read it);
+    skip any dependency that would close a cycle."""
     group = _groups([(n, k) for n, k in copies])
     members: dict[int, list[Node]] = {}
     roots: dict[int, list[Node]] = {}
@@ -110,7 +110,8 @@ def _control_dependencies(forward: Sequence[Node], copies: dict[tuple[Node, int]
     for g, rs in roots.items():
         inside = originals[g]
         readers = [e for e in forward if e not in inside and any(x in inside for x in e.inputs)]
-        deps = [rebuilt.get(a, a) for a in (adjoint_of(e) for e in readers) if a is not None]
+        held = [[a for a in step if e in adjoint_for(a)] for e in readers]    # e's adjoints here
+        deps = [rebuilt.get(a[-1], a[-1]) for a in held if a]
         mine = set(members[g])
         safe = [a for a in deps if not (set(topo_order(a)) & mine)]
         for r in rs:

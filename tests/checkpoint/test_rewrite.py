@@ -162,6 +162,22 @@ def test_the_rewrite_does_not_depend_on_what_was_built_before():
     assert all(s == seen[0] for s in seen[1:])
 
 
+def test_a_second_gradient_of_the_same_forward_graph_stays_out_of_the_rewrite():
+    """Differentiating the forward graph again makes new adjoints of its nodes; rewriting the
+    first training step waits only for the adjoints of that step, so no node of the second
+    gradient graph enters it, and the rewrite equals the one made before the second gradient."""
+    m = mlp(depth=6, batch=8, n_in=8, hidden=8, n_out=4)
+    loss, params = m["loss"], m["params"]
+    first = [loss, *ml.gradients(loss, params)]
+    keep = set(ck.forward_nodes_of(first)[::3])
+    before = _structure(ck.recompute_graph(first, keep))
+    second = ml.gradients(loss, params)               # the same forward graph, differentiated again
+    new = ck.recompute_graph(first, keep)
+    foreign = set(ml.topo_order(second)) - set(ml.topo_order(first))
+    assert not foreign & set(ml.topo_order(new))
+    assert _structure(new) == before
+
+
 def test_memonger_remembers_its_trials_for_the_same_graph_only(monkeypatch):
     """A budget search asks memonger again and again on one graph: the trials are planned once;
     the answers equal a fresh search's, and a graph changed in place is searched again."""

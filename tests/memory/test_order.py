@@ -115,6 +115,20 @@ def test_greedy_with_an_op_of_no_bytes():
     assert order.index(empty) < order.index(y)     # it ties with the given values, by position
 
 
+def test_the_autograd_order_is_the_graphs_own():
+    """The autograd order reads the adjoints of the graph it orders: differentiating the same
+    forward graph again, and dropping that second gradient, leave it as it was."""
+    import gc
+    m = mlp(4, batch=8, n_in=8, hidden=8, n_out=4)
+    outs = m["outputs"]
+    before = memory_order(outs, "autograd")
+    again = ml.gradients(m["loss"], m["params"])
+    assert memory_order(outs, "autograd") == before
+    del again
+    gc.collect()
+    assert memory_order(outs, "autograd") == before
+
+
 def test_sifting_lowers_the_peak_of_a_bad_order():
     """The local search of "best", started from the depth-first order of a training step (where
     it holds every gradient): a topological order of lower peak, counted by brute force, and no
