@@ -41,7 +41,7 @@ def adjoint_for(node: Node) -> list[Node]:
     """The nodes whose summed gradient ``node`` is, made by :func:`gradients` (several when an op
     hands one gradient to several inputs, as ``add`` does; empty for any other node). Checkpointing
     and the autograd order read it on the graph at hand (p.32)."""
-    return _ADJOINT_FOR.get(node, [])
+    return list(_ADJOINT_FOR.get(node, ()))
 
 
 def adjoints_for(nodes: Sequence[Node]) -> dict[int, list[Node]]:
